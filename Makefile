@@ -1,0 +1,34 @@
+# The README's two commands: `make demo` and `make test`. Each creates .venv when missing.
+# torch is pinned to the CPU build in the same pip command as everything else, so that
+# nothing that depends on torch pulls a multi-GB CUDA build.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+TORCH := torch==2.13.0
+PIP := $(BIN)/pip install --disable-pip-version-check -q
+
+.PHONY: demo test lint typecheck clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed-base: pyproject.toml | $(BIN)/python
+	$(PIP) $(TORCH) -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(PIP) $(TORCH) -e ".[dev,serve]"
+	touch $@ $(VENV)/.installed-base
+
+demo: $(VENV)/.installed-base
+	$(BIN)/tinyjudge demo
+
+test: $(VENV)/.installed-dev
+	$(BIN)/ruff check src tests bench
+	$(BIN)/python -m pytest -q
+
+typecheck: $(VENV)/.installed-dev
+	$(BIN)/mypy src
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

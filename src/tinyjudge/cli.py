@@ -1,0 +1,145 @@
+"""The ``tinyjudge`` command line: a thin typer layer over the library.
+
+A user's mistake (bad file, bad record, unknown name) prints one line and exits
+2; only a bug in tinyjudge shows a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from tinyjudge.errors import TinyjudgeError
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="tinyjudge",
+    help="Judge agent trajectories with an LLM, distill the judge into a small reward model, "
+    "calibrate it against people, and audit how far to trust both.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+err = Console(stderr=True, highlight=False)
+out = Console(highlight=False)
+
+
+def fail(message: str) -> None:
+    """Print one error line and exit 2."""
+    err.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def _not_built(verb: str, issue: str) -> None:
+    fail(f"`tinyjudge {verb}` is not built yet ({issue}); see the README for what works today")
+
+
+@app.command("import")
+def import_cmd(
+    name: str = typer.Argument(..., help="dataset: xstest, in3, llmbar, pandalm, ..."),
+    src: Path = typer.Argument(..., help="folder laid out like the original release"),
+    out_dir: Path = typer.Option(..., "--out", help="writes OUT/items.jsonl and OUT/labels.jsonl"),
+    skip_bad: bool = typer.Option(False, "--skip-bad", help="report bad rows and go on"),
+) -> None:
+    """Import a public labelled set into items.jsonl and labels.jsonl."""
+    from tinyjudge.datasets.importers import run_import
+    from tinyjudge.datasets.jsonl import write_jsonl
+
+    result = run_import(name, src, skip_bad=skip_bad)
+    n_items = write_jsonl(out_dir / "items.jsonl", result.items)
+    n_labels = write_jsonl(out_dir / "labels.jsonl", result.labels)
+    out.print(f"{name}: {n_items} items, {n_labels} labels -> {out_dir}")
+    for source, n in result.sources().items():
+        unscored = sum(1 for lab in result.labels if lab.source == source and lab.status != "ok")
+        extra = f" ({unscored} unscored)" if unscored else ""
+        out.print(f"  {source:<32} {n:>6}{extra}")
+    for bad in result.bad:
+        err.print(f"skipped: {bad}")
+    if result.bad:
+        err.print(f"{len(result.bad)} bad rows skipped")
+
+
+@app.command()
+def judge() -> None:
+    """Judge items with an LLM over any OpenAI-compatible endpoint."""
+    _not_built("judge", "the judge issue")
+
+
+@app.command()
+def distill() -> None:
+    """Distill a source's labels into a small reward model."""
+    _not_built("distill", "the distill issue")
+
+
+@app.command()
+def score() -> None:
+    """Score items with a distilled reward model."""
+    _not_built("score", "the distill issue")
+
+
+@app.command()
+def calibrate() -> None:
+    """Calibrate a reward model's probabilities against human labels."""
+    _not_built("calibrate", "the calibrate/audit issue")
+
+
+@app.command()
+def audit() -> None:
+    """Agreement, bias probes and an HTML report for any label sources."""
+    _not_built("audit", "the calibrate/audit issue")
+
+
+@app.command()
+def estimate() -> None:
+    """Estimate behaviour rates from cheap labels plus a few human ones (PPI)."""
+    _not_built("estimate", "the calibrate/audit issue")
+
+
+@app.command()
+def serve() -> None:
+    """Serve a reward model over HTTP for RL loops."""
+    _not_built("serve", "the score-at-scale issue")
+
+
+@app.command()
+def demo(
+    data: Path = typer.Option(None, help="XSTest-shaped folder (default: the bundled sample)"),
+    out_dir: Path = typer.Option(Path("runs/demo"), "--out", help="where the demo writes"),
+) -> None:
+    """Run the whole loop on the bundled XSTest sample."""
+    from tinyjudge.demo import run_demo
+
+    run_demo(data, out_dir, console=out)
+
+
+def main() -> None:
+    """Entry point: run the app, turning user errors into one line and exit 2."""
+    try:
+        rc = app(standalone_mode=False)
+    except TinyjudgeError as e:
+        err.print(f"[bold red]error:[/] {e}", markup=True, soft_wrap=True)
+        sys.exit(2)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except typer.Abort:
+        err.print("aborted")
+        sys.exit(130)
+    except KeyboardInterrupt:
+        err.print("interrupted; finished work is kept")
+        sys.exit(130)
+    except Exception as e:  # click usage errors
+        import click
+
+        if isinstance(e, click.exceptions.ClickException):
+            e.show()
+            sys.exit(2)
+        raise
+    sys.exit(rc if isinstance(rc, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

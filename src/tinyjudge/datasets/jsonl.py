@@ -1,0 +1,159 @@
+"""Streaming JSON Lines for items and labels.
+
+Reading never holds the whole file in memory; writing goes to a temporary file
+that is renamed into place, so an output file is never left half-written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from tinyjudge.errors import DataError
+from tinyjudge.records import Item, Label
+
+__all__ = [
+    "read_jsonl",
+    "read_items",
+    "read_labels",
+    "write_jsonl",
+    "atomic_writer",
+    "append_jsonl",
+    "count_lines",
+    "describe_validation_error",
+]
+
+R = TypeVar("R", bound=BaseModel)
+
+
+def describe_validation_error(err: ValidationError) -> str:
+    """One line for a pydantic error: the field path and what was wrong."""
+    parts = []
+    for e in err.errors()[:3]:
+        loc = ".".join(str(x) for x in e["loc"])
+        msg = e["msg"]
+        if e["type"] == "missing":
+            parts.append(f'missing field "{loc}"')
+        elif e["type"] == "extra_forbidden":
+            parts.append(f'unknown field "{loc}"')
+        elif loc:
+            parts.append(f'field "{loc}": {msg}')
+        else:
+            parts.append(msg.removeprefix("Value error, "))
+    more = len(err.errors()) - 3
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
+
+
+def read_jsonl(
+    path: str | os.PathLike[str],
+    model: type[R],
+    on_error: Callable[[DataError], None] | None = None,
+) -> Iterator[R]:
+    """Yield one validated record per non-empty line.
+
+    Args:
+        path: a ``.jsonl`` file.
+        model: the record type, e.g. :class:`Item` or :class:`Label`.
+        on_error: called with each bad line's :class:`DataError`; reading then
+            goes on. Without it the first bad line raises.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise DataError(str(p), None, "no such file")
+    with p.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+                if not isinstance(obj, dict):
+                    raise DataError(str(p), lineno, f"expected a JSON object, got {type(obj).__name__}")
+                yield model.model_validate(obj)
+            except json.JSONDecodeError as e:
+                err = DataError(str(p), lineno, f"malformed JSON ({e.msg} at column {e.colno})")
+            except ValidationError as e:
+                err = DataError(str(p), lineno, describe_validation_error(e))
+            except DataError as e:
+                err = e
+            else:
+                continue
+            if on_error is None:
+                raise err
+            on_error(err)
+
+
+def read_items(path: str | os.PathLike[str], **kw: Callable[[DataError], None] | None) -> list[Item]:
+    """Read every item of a JSONL file (see :func:`read_jsonl`)."""
+    return list(read_jsonl(path, Item, **kw))
+
+
+def read_labels(
+    path: str | os.PathLike[str], **kw: Callable[[DataError], None] | None
+) -> list[Label]:
+    """Read every label of a JSONL file (see :func:`read_jsonl`)."""
+    return list(read_jsonl(path, Label, **kw))
+
+
+def _dump(record: BaseModel | dict) -> str:
+    if isinstance(record, BaseModel):
+        return record.model_dump_json(exclude_none=True)
+    return json.dumps(record, ensure_ascii=False)
+
+
+@contextmanager
+def atomic_writer(path: str | os.PathLike[str]) -> Iterator[IO[str]]:
+    """Open a text file that appears at ``path`` only when the block succeeds."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_jsonl(path: str | os.PathLike[str], records: Iterable[BaseModel | dict]) -> int:
+    """Write records atomically, one JSON object per line; returns the count."""
+    n = 0
+    with atomic_writer(path) as fh:
+        for r in records:
+            fh.write(_dump(r) + "\n")
+            n += 1
+    return n
+
+
+def append_jsonl(path: str | os.PathLike[str], records: Iterable[BaseModel | dict]) -> int:
+    """Append records and fsync, for logs that must survive a crash."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with p.open("a", encoding="utf-8") as fh:
+        for r in records:
+            fh.write(_dump(r) + "\n")
+            n += 1
+        fh.flush()
+        os.fsync(fh.fileno())
+    return n
+
+
+def count_lines(path: str | os.PathLike[str], chunk: int = 1 << 20) -> int:
+    """Count lines (one record each) without reading the file into memory."""
+    n = 0
+    last = b"\n"
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            n += block.count(b"\n")
+            last = block[-1:]
+    return n + (last != b"\n")

@@ -1,0 +1,201 @@
+"""Rubrics: versioned YAML descriptions of a behaviour and how to judge it.
+
+A rubric's content hash goes into every label and every cache key, so changing
+a single word of a criterion is visible downstream.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from tinyjudge.errors import TinyjudgeError
+
+__all__ = [
+    "Rubric",
+    "LabelSpec",
+    "Example",
+    "Window",
+    "load_rubric",
+    "list_rubrics",
+    "rubric_dirs",
+]
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LabelSpec(_Spec):
+    """One label the judge may give, with what earns it."""
+
+    name: str = Field(pattern=r"^[a-z0-9_]+$")
+    description: str
+    criteria: list[str] = Field(default_factory=list)
+
+
+class Example(_Spec):
+    """A worked example shown to the judge."""
+
+    trajectory: str
+    label: str
+    rationale: str
+    step: int | None = None
+    hint: str | None = None
+
+
+class Window(_Spec):
+    """Which part of a long trajectory the judge sees.
+
+    ``full`` shows everything up to ``max_tokens``; ``first_and_last`` shows
+    the first user turn plus the last ``last_turns`` messages; ``around_step``
+    and ``around_tool_errors`` show ``around`` messages either side of a flagged
+    step (``metadata.flagged_step``) or of each failed tool call.
+    """
+
+    strategy: Literal["full", "first_and_last", "around_step", "around_tool_errors"] = "full"
+    last_turns: int = Field(default=8, ge=1)
+    around: int = Field(default=3, ge=0)
+    max_tokens: int = Field(default=8000, ge=256)
+
+
+class Rubric(_Spec):
+    """A behaviour, its label set and how to judge it (see ``rubrics/*.yaml``)."""
+
+    id: str = Field(pattern=r"^[a-z0-9_]+$")
+    version: str
+    title: str
+    behavior: str
+    type: Literal["nominal", "ordinal", "pairwise"] = "nominal"
+    labels: list[LabelSpec] = Field(min_length=2)
+    positive: list[str] = Field(
+        default_factory=list,
+        description="labels whose summed probability is a label's scalar score",
+    )
+    examples: list[Example] = Field(default_factory=list)
+    window: Window = Field(default_factory=Window)
+    hint: bool = False
+    step: bool = False
+    notes: str | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> Rubric:
+        names = self.label_names
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"labels are not unique: {dupes}")
+        for i, ex in enumerate(self.examples):
+            if ex.label not in names:
+                raise ValueError(f"examples.{i}.label {ex.label!r} is not one of {names}")
+        for p in self.positive:
+            if p not in names:
+                raise ValueError(f"positive label {p!r} is not one of {names}")
+        return self
+
+    @property
+    def label_names(self) -> list[str]:
+        return [spec.name for spec in self.labels]
+
+    @property
+    def hash(self) -> str:
+        """Content hash (16 hex digits) of everything that defines the rubric."""
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def score(self, probs: dict[str, float]) -> float | None:
+        """The scalar score of a distribution: the mass on ``positive`` labels."""
+        if not self.positive:
+            return None
+        return float(sum(probs.get(p, 0.0) for p in self.positive))
+
+    def render(self) -> str:
+        """The judge's instructions: behaviour, labels with criteria, examples."""
+        lines = [f"# Rubric: {self.title} ({self.id} v{self.version})", "", self.behavior.strip()]
+        lines += ["", "## Labels"]
+        for spec in self.labels:
+            lines.append(f"- `{spec.name}`: {spec.description.strip()}")
+            lines += [f"    - {c.strip()}" for c in spec.criteria]
+        if self.notes:
+            lines += ["", "## Notes", self.notes.strip()]
+        if self.examples:
+            lines += ["", "## Worked examples"]
+            for i, ex in enumerate(self.examples, 1):
+                lines += [f"### Example {i}", ex.trajectory.strip(), f"Verdict: `{ex.label}`"]
+                if ex.step is not None:
+                    lines.append(f"Step: {ex.step}")
+                lines.append(f"Why: {ex.rationale.strip()}")
+                if ex.hint:
+                    lines.append(f"Hint: {ex.hint.strip()}")
+        return "\n".join(lines)
+
+
+def rubric_dirs() -> list[Path]:
+    """Where built-in rubrics are looked up: ``$TINYJUDGE_RUBRICS``, then the repo's."""
+    dirs = []
+    if env := os.environ.get("TINYJUDGE_RUBRICS"):
+        dirs += [Path(d) for d in env.split(os.pathsep) if d]
+    dirs.append(Path(__file__).resolve().parents[2] / "rubrics")
+    return dirs
+
+
+def list_rubrics() -> list[str]:
+    """Names of the built-in rubrics."""
+    names: set[str] = set()
+    for d in rubric_dirs():
+        names.update(p.stem for p in d.glob("*.yaml"))
+    return sorted(names)
+
+
+def _locate(name_or_path: str | os.PathLike[str]) -> Path:
+    p = Path(name_or_path)
+    if p.suffix in {".yaml", ".yml"} or p.exists():
+        if not p.exists():
+            raise TinyjudgeError(f"{p}: no such rubric file")
+        return p
+    for d in rubric_dirs():
+        cand = d / f"{name_or_path}.yaml"
+        if cand.exists():
+            return cand
+    raise TinyjudgeError(
+        f"unknown rubric {str(name_or_path)!r}; built-in rubrics are {list_rubrics()}, "
+        "or pass a path to a .yaml file"
+    )
+
+
+def load_rubric(name_or_path: str | os.PathLike[str] | Rubric) -> Rubric:
+    """Load a built-in rubric by name, or any rubric YAML file by path.
+
+    Raises:
+        TinyjudgeError: the file is missing, not YAML, or invalid; the message
+            names the file and the field path.
+    """
+    if isinstance(name_or_path, Rubric):
+        return name_or_path
+    path = _locate(name_or_path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise TinyjudgeError(f"{where}: not valid YAML ({getattr(e, 'problem', e)})") from None
+    if not isinstance(data, dict):
+        raise TinyjudgeError(f"{path}: a rubric must be a YAML mapping")
+    try:
+        return Rubric.model_validate(data)
+    except ValidationError as e:
+        first = e.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"]) or "(top level)"
+        msg = first["msg"].removeprefix("Value error, ")
+        if first["type"] == "missing":
+            msg = "missing"
+        elif first["type"] == "extra_forbidden" and len(first["loc"]) == 1:
+            msg = f"unknown field (allowed: {sorted(Rubric.model_fields)})"
+        elif first["type"] == "extra_forbidden":
+            msg = "unknown field"
+        raise TinyjudgeError(f"{path}: field {loc}: {msg}") from None
