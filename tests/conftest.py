@@ -1,0 +1,38 @@
+"""Shared fixtures: paths to the repository's and the shared real data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("TINYJUDGE_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test runs offline: nothing may reach the Hugging Face Hub."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+
+
+@pytest.fixture
+def repo() -> Path:
+    return REPO
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """``../shared/data``; tests that need it skip (saying why) when it is absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real data not present at {SHARED_DATA}")
+    return SHARED_DATA
+
+
+@pytest.fixture
+def xstest_sample() -> Path:
+    """The bundled XSTest sample (500 rows), always present."""
+    return REPO / "data" / "xstest_sample"
