@@ -37,12 +37,17 @@ def run_demo(data: Path | None, out_dir: Path, console: Console | None = None) -
     for source, count in imported.sources().items():
         mine = [lab for lab in imported.labels if lab.source == source]
         unscored = sum(lab.status != "ok" for lab in mine)
-        pairs = [(ref[lab.item_id], lab.label) for lab in mine
-                 if lab.status == "ok" and ref.get(lab.item_id) is not None]
+        pairs = [
+            (ref[lab.item_id], lab.label)
+            for lab in mine
+            if lab.status == "ok" and ref.get(lab.item_id) is not None
+        ]
         a = [p[0] for p in pairs]
         b = [p[1] for p in pairs]
         acc = sum(x == y for x, y in pairs) / len(pairs) if pairs else float("nan")
         kappa = cohen_kappa_score(a, b) if pairs else float("nan")
-        table.add_row(source, str(count), str(unscored), str(len(pairs)), f"{acc:.3f}", f"{kappa:.3f}")
+        table.add_row(
+            source, str(count), str(unscored), str(len(pairs)), f"{acc:.3f}", f"{kappa:.3f}"
+        )
     console.print(table)
     console.print(f"wrote {out_dir}/items.jsonl and {out_dir}/labels.jsonl")

@@ -72,8 +72,8 @@ class Rubric(_Spec):
     version: str
     title: str
     behavior: str
-    type: Literal["nominal", "ordinal", "pairwise"] = "nominal"
-    labels: list[LabelSpec] = Field(min_length=2)
+    type: Literal["nominal", "ordinal", "pairwise", "step"] = "nominal"
+    labels: list[LabelSpec] = Field(default_factory=list)
     positive: list[str] = Field(
         default_factory=list,
         description="labels whose summed probability is a label's scalar score",
@@ -87,11 +87,21 @@ class Rubric(_Spec):
     @model_validator(mode="after")
     def _check(self) -> Rubric:
         names = self.label_names
+        if self.type == "step":
+            # The verdict names a step and the responsible agent of that item,
+            # so the label set is open: agent names differ between trajectories.
+            if names:
+                raise ValueError(
+                    'a "step" rubric has no fixed "labels": the verdict is an agent name'
+                )
+            self.step = True
+        elif len(names) < 2:
+            raise ValueError(f"a {self.type} rubric needs at least 2 labels, got {names}")
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"labels are not unique: {dupes}")
         for i, ex in enumerate(self.examples):
-            if ex.label not in names:
+            if self.type != "step" and ex.label not in names:
                 raise ValueError(f"examples.{i}.label {ex.label!r} is not one of {names}")
         for p in self.positive:
             if p not in names:

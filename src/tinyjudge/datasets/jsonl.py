@@ -74,7 +74,9 @@ def read_jsonl(
             try:
                 obj = json.loads(line)
                 if not isinstance(obj, dict):
-                    raise DataError(str(p), lineno, f"expected a JSON object, got {type(obj).__name__}")
+                    raise DataError(
+                        str(p), lineno, f"expected a JSON object, got {type(obj).__name__}"
+                    )
                 yield model.model_validate(obj)
             except json.JSONDecodeError as e:
                 err = DataError(str(p), lineno, f"malformed JSON ({e.msg} at column {e.colno})")
@@ -89,7 +91,9 @@ def read_jsonl(
             on_error(err)
 
 
-def read_items(path: str | os.PathLike[str], **kw: Callable[[DataError], None] | None) -> list[Item]:
+def read_items(
+    path: str | os.PathLike[str], **kw: Callable[[DataError], None] | None
+) -> list[Item]:
     """Read every item of a JSONL file (see :func:`read_jsonl`)."""
     return list(read_jsonl(path, Item, **kw))
 

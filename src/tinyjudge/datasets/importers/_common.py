@@ -44,9 +44,7 @@ def read_csv_rows(path: Path, required: list[str]) -> Iterator[tuple[int, dict[s
         reader = csv.DictReader(fh)
         missing = [c for c in required if c not in (reader.fieldnames or [])]
         if missing:
-            raise DataError(
-                str(path), 1, f"missing columns {missing}; found {reader.fieldnames}"
-            )
+            raise DataError(str(path), 1, f"missing columns {missing}; found {reader.fieldnames}")
         line = reader.line_num + 1
         for row in reader:
             yield line, row

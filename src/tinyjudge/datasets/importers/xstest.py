@@ -38,13 +38,22 @@ def _make_label(item_id: str, source: str, raw: str, rubric_hash: str | None) ->
     value = _label_value(raw)
     if value is None:
         return Label(
-            item_id=item_id, rubric="compliance", rubric_hash=rubric_hash, source=source,
-            status="unscored", raw=raw,
+            item_id=item_id,
+            rubric="compliance",
+            rubric_hash=rubric_hash,
+            source=source,
+            status="unscored",
+            raw=raw,
             reason=f"not a label: expected one of {list(XSTEST_LABELS)} with a 1_/2_/3_ prefix",
         )
     return Label(
-        item_id=item_id, rubric="compliance", rubric_hash=rubric_hash, source=source,
-        label=value, probs={value: 1.0}, score=None,
+        item_id=item_id,
+        rubric="compliance",
+        rubric_hash=rubric_hash,
+        source=source,
+        label=value,
+        probs={value: 1.0},
+        score=None,
     )
 
 
@@ -65,7 +74,9 @@ def import_xstest(src: Path, rubric_hash: str | None = None, skip_bad: bool = Fa
         strmatch: dict[str, str] = {}
         strpath = path.with_name(path.name.replace("_gpteval", "_streval"))
         if strpath.exists():
-            for _, row in read_csv_rows(require_file(strpath, "string-match file"), ["id", "strmatch_label"]):
+            for _, row in read_csv_rows(
+                require_file(strpath, "string-match file"), ["id", "strmatch_label"]
+            ):
                 strmatch[row["id"]] = row["strmatch_label"]
         required = ["id", "type", "prompt", "completion", *_SOURCES]
         for line, row in read_csv_rows(path, required):
@@ -92,7 +103,9 @@ def import_xstest(src: Path, rubric_hash: str | None = None, skip_bad: bool = Fa
                     out.labels.append(_make_label(item_id, source, row[col], rubric_hash))
                 if row["id"] in strmatch:
                     out.labels.append(
-                        _make_label(item_id, "classifier:string-match", strmatch[row["id"]], rubric_hash)
+                        _make_label(
+                            item_id, "classifier:string-match", strmatch[row["id"]], rubric_hash
+                        )
                     )
             except DataError as e:
                 if not skip_bad:
