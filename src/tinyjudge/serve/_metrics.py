@@ -1,0 +1,86 @@
+"""Prometheus text-format metrics for the reward server, with no extra dependency."""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from collections import defaultdict
+
+__all__ = ["Metrics"]
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+
+class _Histogram:
+    def __init__(self, buckets: tuple[float, ...]) -> None:
+        self.buckets = buckets
+        self.counts = [0] * (len(buckets) + 1)
+        self.total = 0.0
+        self.n = 0
+
+    def observe(self, value: float) -> None:
+        self.counts[bisect.bisect_left(self.buckets, value)] += 1
+        self.total += value
+        self.n += 1
+
+    def lines(self, name: str, labels: str = "") -> list[str]:
+        out, cum = [], 0
+        sep = "," if labels else ""
+        for bound, count in zip(self.buckets, self.counts, strict=False):
+            cum += count
+            out.append(f'{name}_bucket{{{labels}{sep}le="{bound:g}"}} {cum}')
+        out.append(f'{name}_bucket{{{labels}{sep}le="+Inf"}} {self.n}')
+        brace = f"{{{labels}}}" if labels else ""
+        out += [f"{name}_sum{brace} {self.total:.6f}", f"{name}_count{brace} {self.n}"]
+        return out
+
+
+class Metrics:
+    """Requests and errors by endpoint, request latency, and forward-pass batch sizes."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.requests: dict[tuple[str, int], int] = defaultdict(int)
+        self.latency: dict[str, _Histogram] = {}
+        self.batch = _Histogram(BATCH_BUCKETS)
+        self.items_scored = 0
+
+    def observe_request(self, path: str, status: int, seconds: float) -> None:
+        with self._lock:
+            self.requests[(path, status)] += 1
+            self.latency.setdefault(path, _Histogram(LATENCY_BUCKETS)).observe(seconds)
+
+    def observe_batch(self, size: int) -> None:
+        with self._lock:
+            self.batch.observe(size)
+            self.items_scored += size
+
+    def render(self) -> str:
+        """The metrics in Prometheus' text exposition format (version 0.0.4)."""
+        with self._lock:
+            lines = [
+                "# HELP tinyjudge_requests_total HTTP requests by path and status code.",
+                "# TYPE tinyjudge_requests_total counter",
+            ]
+            for (path, status), n in sorted(self.requests.items()):
+                lines.append(f'tinyjudge_requests_total{{path="{path}",code="{status}"}} {n}')
+            errors = sum(n for (_, s), n in self.requests.items() if s >= 400)
+            lines += [
+                "# HELP tinyjudge_errors_total HTTP requests answered with a 4xx or 5xx code.",
+                "# TYPE tinyjudge_errors_total counter",
+                f"tinyjudge_errors_total {errors}",
+                "# HELP tinyjudge_request_seconds Request latency in seconds.",
+                "# TYPE tinyjudge_request_seconds histogram",
+            ]
+            for path, hist in sorted(self.latency.items()):
+                lines += hist.lines("tinyjudge_request_seconds", f'path="{path}"')
+            lines += [
+                "# HELP tinyjudge_batch_size Items per model forward pass.",
+                "# TYPE tinyjudge_batch_size histogram",
+                *self.batch.lines("tinyjudge_batch_size"),
+                "# HELP tinyjudge_items_scored_total Items scored by the model.",
+                "# TYPE tinyjudge_items_scored_total counter",
+                f"tinyjudge_items_scored_total {self.items_scored}",
+            ]
+        return "\n".join(lines) + "\n"
