@@ -1,0 +1,111 @@
+"""Scale-out on Ray Data: score (or judge) items across a cluster's CPUs.
+
+Each actor loads one copy of the model once and scores batches with
+``map_batches``; rows travel as JSON strings so any item shape fits one schema.
+Install with the ``ray`` extra. On a real cluster, start Ray on every node
+(``ray start --head`` on one, ``ray start --address HEAD:6379`` on the others),
+make the model directory readable at the same path on every node (shared disk
+or object store mount), and pass ``address="auto"`` or the head's address.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tinyjudge.records import Item, Label
+
+if TYPE_CHECKING:
+    import ray.data
+
+__all__ = ["score_dataset", "score_items_on_ray", "items_to_ray", "labels_from_ray", "init_ray"]
+
+
+def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
+    """Connect to a Ray cluster (``address``) or start a local one, once per process."""
+    import ray
+
+    if ray.is_initialized():
+        return
+    if address:
+        ray.init(address=address, log_to_driver=False)
+    else:
+        ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
+
+
+def items_to_ray(items: Sequence[Item]) -> ray.data.Dataset:
+    """A Ray Dataset with one ``item`` column of JSON strings."""
+    import ray.data
+
+    return ray.data.from_items([{"item": it.model_dump_json(exclude_none=True)} for it in items])
+
+
+def labels_from_ray(ds: ray.data.Dataset) -> list[Label]:
+    """Collect the ``label`` column written by :func:`score_dataset`."""
+    return [Label.model_validate_json(row["label"]) for row in ds.iter_rows()]
+
+
+class _ScoreActor:
+    """One model per actor, loaded once; scores a batch of JSON items."""
+
+    def __init__(self, model_dir: str, calibrated: bool = True) -> None:
+        from tinyjudge.distill import load_model
+
+        self.model = load_model(model_dir, calibrated=calibrated)
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        items = [Item.model_validate(json.loads(s)) for s in batch["item"]]
+        labels = self.model.score_items(items)
+        out = [lab.model_dump_json(exclude_none=True) for lab in labels]
+        return {"item_id": np.array([it.id for it in items]), "label": np.array(out, dtype=object)}
+
+
+def score_dataset(
+    ds: ray.data.Dataset,
+    model_dir: str | os.PathLike[str],
+    actors: int = 2,
+    batch_size: int = 64,
+    calibrated: bool = True,
+) -> ray.data.Dataset:
+    """Score a Ray Dataset of items (column ``item``, JSON) with an actor pool.
+
+    Args:
+        ds: rows with an ``item`` column, e.g. from :func:`items_to_ray`.
+        model_dir: a model directory from ``tinyjudge distill``, readable by every node.
+        actors: actors in the pool (one model copy each).
+        batch_size: items per ``map_batches`` call.
+        calibrated: apply the directory's calibrator, if any.
+
+    Returns:
+        A lazy dataset with ``item_id`` and ``label`` (JSON) columns, in input order.
+    """
+    import ray.data
+
+    ray.data.DataContext.get_current().execution_options.preserve_order = True
+    return ds.map_batches(
+        _ScoreActor,
+        fn_constructor_kwargs={
+            "model_dir": str(Path(model_dir).resolve()),
+            "calibrated": calibrated,
+        },
+        batch_size=batch_size,
+        compute=ray.data.ActorPoolStrategy(size=actors),
+        num_cpus=1,
+    )
+
+
+def score_items_on_ray(
+    items: Sequence[Item],
+    model_dir: str | os.PathLike[str],
+    address: str | None = None,
+    actors: int = 2,
+    batch_size: int = 64,
+) -> list[Label]:
+    """Score items on Ray (a local cluster unless ``address`` is given), in order."""
+    init_ray(address)
+    return labels_from_ray(score_dataset(items_to_ray(items), model_dir, actors, batch_size))
