@@ -2,4 +2,31 @@
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from tinyjudge.audit.agreement import (
+    BootstrapCI,
+    PairedLabels,
+    accuracy,
+    bootstrap_ci,
+    cohen_kappa,
+    confusion_matrix,
+    fleiss_kappa,
+    kendall,
+    krippendorff_alpha,
+    pair_labels,
+    spearman,
+)
+
+__all__: list[str] = [
+    # agreement
+    "accuracy",
+    "cohen_kappa",
+    "fleiss_kappa",
+    "krippendorff_alpha",
+    "spearman",
+    "kendall",
+    "confusion_matrix",
+    "bootstrap_ci",
+    "BootstrapCI",
+    "pair_labels",
+    "PairedLabels",
+]

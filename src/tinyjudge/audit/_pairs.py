@@ -1,0 +1,160 @@
+"""Line up what two label sources said about the same items.
+
+Only items where both sources gave a scored label are compared; items where
+either is unscored are counted (never turned into a class, never silently dropped).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal, NamedTuple
+
+from tinyjudge.errors import TinyjudgeError
+from tinyjudge.records import Label
+
+__all__ = ["PairedLabels", "index_labels", "pair_labels", "ratings_matrix", "label_value"]
+
+Value = Literal["label", "score"]
+
+
+class PairedLabels(NamedTuple):
+    """Two sources' values on the items both scored, plus what was left out and why.
+
+    Attributes:
+        item_ids: the items both sources scored, in the order of the first source's labels.
+        a: source a's values on those items.
+        b: source b's values on those items.
+        unscored_a: items both sources labelled where a's label is unscored.
+        unscored_b: the same for b (an item unscored by both counts in both).
+        n_unscored: items both sources labelled where at least one is unscored.
+        only_a: items that a labelled and b did not label at all.
+        only_b: items that b labelled and a did not.
+    """
+
+    item_ids: list[str]
+    a: list[Any]
+    b: list[Any]
+    unscored_a: int
+    unscored_b: int
+    n_unscored: int
+    only_a: int
+    only_b: int
+
+    @property
+    def n(self) -> int:
+        """Items where both sources gave a scored label."""
+        return len(self.item_ids)
+
+
+def label_value(label: Label, value: Value = "label") -> Any:
+    """The compared value of a scored label: its class, or its score."""
+    return label.label if value == "label" else label.score
+
+
+def index_labels(labels: Iterable[Label], rubric: str | None = None) -> dict[str, dict[str, Label]]:
+    """``{source: {item_id: label}}``; a later label for the same item and source wins.
+
+    Raises:
+        TinyjudgeError: the labels mix rubrics and no ``rubric`` was chosen, since
+            a source's verdicts under two rubrics are not one rater's ratings.
+    """
+    out: dict[str, dict[str, Label]] = {}
+    rubrics: dict[str, set[str]] = {}
+    for lab in labels:
+        if rubric is not None and lab.rubric != rubric:
+            continue
+        rubrics.setdefault(lab.source, set()).add(lab.rubric)
+        out.setdefault(lab.source, {})[lab.item_id] = lab
+    mixed = {s: sorted(r) for s, r in rubrics.items() if len(r) > 1}
+    if mixed:
+        source, names = next(iter(mixed.items()))
+        raise TinyjudgeError(
+            f"source {source!r} has labels under several rubrics {names}; "
+            "choose one with rubric=..."
+        )
+    return out
+
+
+def _usable(label: Label, value: Value) -> bool:
+    return label.status == "ok" and label_value(label, value) is not None
+
+
+def pair_labels(
+    labels: Iterable[Label] | dict[str, dict[str, Label]],
+    a: str,
+    b: str,
+    *,
+    rubric: str | None = None,
+    value: Value = "label",
+) -> PairedLabels:
+    """Pair two sources' labels by item.
+
+    Args:
+        labels: Label records (any mix of sources), or the output of :func:`index_labels`.
+        a: the first source, e.g. ``"human:final"``.
+        b: the second source, e.g. ``"judge:gpt-4"``.
+        rubric: keep only labels under this rubric.
+        value: compare the ``label`` (class) or the ``score``. A scored label
+            without that field counts as unscored for this comparison.
+
+    Raises:
+        TinyjudgeError: a source has no labels at all (the message lists the sources present).
+    """
+    by_source = labels if isinstance(labels, dict) else index_labels(labels, rubric)
+    for s in (a, b):
+        if s not in by_source:
+            raise TinyjudgeError(
+                f"no labels from source {s!r}; sources present: {sorted(by_source)}"
+            )
+    la, lb = by_source[a], by_source[b]
+    ids: list[str] = []
+    va: list[Any] = []
+    vb: list[Any] = []
+    un_a = un_b = un_any = 0
+    for item_id, x in la.items():
+        y = lb.get(item_id)
+        if y is None:
+            continue
+        ok_a, ok_b = _usable(x, value), _usable(y, value)
+        un_a += not ok_a
+        un_b += not ok_b
+        if ok_a and ok_b:
+            ids.append(item_id)
+            va.append(label_value(x, value))
+            vb.append(label_value(y, value))
+        else:
+            un_any += 1
+    only_a = sum(1 for i in la if i not in lb)
+    only_b = sum(1 for i in lb if i not in la)
+    return PairedLabels(ids, va, vb, un_a, un_b, un_any, only_a, only_b)
+
+
+def ratings_matrix(
+    labels: Iterable[Label] | dict[str, dict[str, Label]],
+    sources: Sequence[str],
+    *,
+    rubric: str | None = None,
+    value: Value = "label",
+) -> tuple[list[str], list[list[Any]]]:
+    """A sources x items matrix for Krippendorff's alpha; None where a source gave no scored label.
+
+    Returns:
+        ``(item_ids, rows)`` with one row per source, in the order of ``sources``.
+    """
+    by_source = labels if isinstance(labels, dict) else index_labels(labels, rubric)
+    missing = [s for s in sources if s not in by_source]
+    if missing:
+        raise TinyjudgeError(
+            f"no labels from sources {missing}; sources present: {sorted(by_source)}"
+        )
+    item_ids = list(dict.fromkeys(i for s in sources for i in by_source[s]))
+    rows = []
+    for s in sources:
+        got = by_source[s]
+        rows.append(
+            [
+                label_value(got[i], value) if i in got and _usable(got[i], value) else None
+                for i in item_ids
+            ]
+        )
+    return item_ids, rows
