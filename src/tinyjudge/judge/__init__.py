@@ -1,0 +1,47 @@
+"""The LLM judge: a versioned rubric applied by any OpenAI-compatible model.
+
+``Judge(rubric, model=...).run(items)`` gives one :class:`~tinyjudge.records.Label`
+per item: the label, its distribution (from logprobs or samples), a rationale,
+an optional hint, both orders for a pair; cached in SQLite so that a re-run or a
+resumed run makes no call twice. ``window_messages`` says which part of a long
+trajectory the judge sees (steps are 0-based indices of ``item.messages``).
+``LocalServer`` and ``replay_server`` are real local OpenAI-compatible servers
+for tests, benchmarks and the keyless demo.
+"""
+
+from __future__ import annotations
+
+from ._parse import ParseFailure, Verdict, parse_verdict
+from ._probs import probs_from_logprobs, probs_from_samples
+from ._prompt import build_messages, verdict_schema
+from ._runner import Judge, Summary
+from ._store import Store, cache_key
+from ._window import Shown, Windowed, estimate_tokens, is_tool_error, window_messages
+from .replay import load_replay_labels, replay_responder, replay_server
+from .server import Fault, LocalServer, Reply, Request
+
+__all__ = [
+    "Judge",
+    "Summary",
+    "window_messages",
+    "Windowed",
+    "Shown",
+    "estimate_tokens",
+    "is_tool_error",
+    "build_messages",
+    "verdict_schema",
+    "parse_verdict",
+    "Verdict",
+    "ParseFailure",
+    "probs_from_logprobs",
+    "probs_from_samples",
+    "Store",
+    "cache_key",
+    "LocalServer",
+    "Reply",
+    "Fault",
+    "Request",
+    "replay_server",
+    "replay_responder",
+    "load_replay_labels",
+]

@@ -1,0 +1,359 @@
+"""The Judge: a rubric and a model, run over items with bounded concurrency, cache and resume."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tinyjudge.errors import TinyjudgeError
+from tinyjudge.records import Item, Label
+from tinyjudge.rubric import Rubric, load_rubric
+
+from ._client import Caller, CallFailed, FatalCallError
+from ._prompt import PROMPT_VERSION, build_messages, item_agents, verdict_schema
+from ._store import Store, cache_key
+from ._verdicts import failed_result, make_label, result_from_outputs, swap_result
+from ._window import window_messages
+from .server import ITEM_HEADER, ORDER_HEADER
+
+__all__ = ["Judge", "Summary"]
+
+
+@dataclass
+class Summary:
+    """What a run did: calls, cache hits, retries, unscored items, tokens, cost, flip rate."""
+
+    items: int = 0
+    ok: int = 0
+    unscored: int = 0
+    failed: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float | None = None
+    pairs: int = 0
+    flips: int = 0
+    seconds: float = 0.0
+    fallbacks: list[str] = field(default_factory=list)
+
+    @property
+    def flip_rate(self) -> float | None:
+        """Share of pairs, judged in both orders, whose verdict changed with the order."""
+        return self.flips / self.pairs if self.pairs else None
+
+    def as_dict(self) -> dict[str, Any]:
+        d = {k: v for k, v in self.__dict__.items()}
+        d["flip_rate"] = self.flip_rate
+        return d
+
+    def lines(self) -> list[str]:
+        """The summary as short lines for a terminal."""
+        out = [
+            f"{self.items} items: {self.ok} labelled, {self.unscored} unscored"
+            + (f" ({self.failed} after failed calls: re-run to retry them)" if self.failed else ""),
+            f"{self.calls} calls, {self.cache_hits} cache hits, {self.retries} retries, "
+            f"{self.seconds:.1f}s",
+            f"tokens: {self.tokens_in} in, {self.tokens_out} out"
+            + (f"; cost ${self.cost:.4f}" if self.cost is not None else ""),
+        ]
+        if self.pairs:
+            out.append(f"pairs judged in both orders: {self.pairs}, flip rate {self.flip_rate:.3f}")
+        out += [f"fallback: {f}" for f in self.fallbacks]
+        return out
+
+
+class Judge:
+    """An LLM judge: a rubric and a model behind any OpenAI-compatible endpoint.
+
+    Example:
+        >>> judge = Judge("compliance", model="gpt-4o-mini", cache="runs/judge.sqlite")
+        >>> labels = judge.run(items)  # doctest: +SKIP
+        >>> print("\\n".join(judge.summary.lines()))  # doctest: +SKIP
+
+    Args:
+        rubric: a :class:`Rubric`, a built-in rubric name or a YAML path.
+        model: the model name sent to the endpoint; labels get source ``judge:<model>``.
+        base_url: the endpoint (``.../v1``); None means OpenAI's.
+        api_key: the key; None reads ``OPENAI_API_KEY`` (a local endpoint may need none).
+            It is only ever given to the HTTP client: never stored, logged or reported.
+        samples: completions per item; with more than one, ``probs`` is their mean
+            distribution and the label the majority (self-consistency).
+        temperature: sampling temperature (raise it for ``samples`` > 1).
+        concurrency: items in flight at once.
+        max_retries: retries per call for 429, 5xx, timeouts, dropped connections
+            and malformed bodies; after them the item is unscored and the run goes on.
+        timeout: seconds per HTTP request.
+        cache: a SQLite file of finished judgments (see the store); None: no cache.
+        prices: USD per million tokens, ``{"input": x, "output": y}``, for the cost.
+        max_tokens: the completion limit sent with each call.
+        top_logprobs: alternatives asked per token for the label distribution.
+    """
+
+    def __init__(
+        self,
+        rubric: Rubric | str | os.PathLike[str],
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        samples: int = 1,
+        temperature: float = 0.0,
+        concurrency: int = 8,
+        max_retries: int = 4,
+        timeout: float = 60.0,
+        cache: str | os.PathLike[str] | None = None,
+        prices: dict[str, float] | None = None,
+        max_tokens: int | None = 1024,
+        top_logprobs: int = 20,
+        backoff: float = 0.5,
+    ) -> None:
+        self.rubric = load_rubric(rubric)
+        if not model:
+            raise TinyjudgeError("model must not be empty; pass the endpoint's model name")
+        for name, value, low in (("samples", samples, 1), ("concurrency", concurrency, 1)):
+            if value < low:
+                raise TinyjudgeError(f"{name} must be >= {low}, got {value}")
+        if max_retries < 0:
+            raise TinyjudgeError(f"max_retries must be >= 0, got {max_retries}")
+        if prices is not None and set(prices) - {"input", "output"}:
+            raise TinyjudgeError(
+                f"prices takes keys 'input' and 'output' (USD per 1M tokens), got {sorted(prices)}"
+            )
+        if self.rubric.type == "pairwise" and not {"a", "b"} <= set(self.rubric.label_names):
+            raise TinyjudgeError(
+                f"pairwise rubric {self.rubric.id!r} needs labels 'a' and 'b' (and optionally "
+                f"'tie'), got {self.rubric.label_names}"
+            )
+        self.model = model
+        self.base_url = base_url
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key and base_url is None:
+            raise TinyjudgeError(
+                "no API key: set OPENAI_API_KEY or pass api_key "
+                "(or give base_url for a local server)"
+            )
+        self._key = key or "EMPTY"  # local servers (vLLM, llama.cpp) accept any key
+        self.samples = samples
+        self.temperature = temperature
+        self.concurrency = concurrency
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self.cache = cache
+        self.prices = prices
+        self.max_tokens = max_tokens
+        self.top_logprobs = top_logprobs
+        self.backoff = backoff
+        self.mode = 0
+        self.summary = Summary()
+
+    def __repr__(self) -> str:  # the key stays out of reprs, logs and notebooks
+        return f"Judge(rubric={self.rubric.id!r}, model={self.model!r}, base_url={self.base_url!r})"
+
+    @property
+    def source(self) -> str:
+        """The ``source`` of this judge's labels: ``judge:<model>``."""
+        return f"judge:{self.model}"
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The sampling parameters that go into every cache key."""
+        return {
+            "samples": self.samples,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "prompt": PROMPT_VERSION,
+        }
+
+    def key(self, item: Item, order: str = "ab") -> str:
+        """The cache key of ``item`` in presentation ``order``."""
+        return cache_key(self.rubric.hash, item.content_hash(), self.model, self.params, order)
+
+    def _check(self, items: list[Item]) -> None:
+        pairwise_rubric = self.rubric.type == "pairwise"
+        for item in items:
+            if item.is_pairwise != pairwise_rubric:
+                kind = "pairwise" if item.is_pairwise else "single"
+                raise TinyjudgeError(
+                    f"item {item.id!r} is a {kind} item but rubric {self.rubric.id!r} is "
+                    f"{self.rubric.type}; use a rubric of the item's kind"
+                )
+
+    def run(
+        self, items: Iterable[Item], on_progress: Callable[[int, int], None] | None = None
+    ) -> list[Label]:
+        """Judge every item; one Label each, in input order (see :meth:`arun`).
+
+        Works in scripts and in notebooks (where an event loop is already running).
+        """
+        items = list(items)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.arun(items, on_progress))
+        box: dict[str, Any] = {}
+
+        def target() -> None:
+            try:
+                box["labels"] = asyncio.run(self.arun(items, on_progress))
+            except BaseException as e:  # re-raised in the caller's thread
+                box["error"] = e
+
+        t = threading.Thread(target=target)
+        t.start()
+        t.join()
+        if "error" in box:
+            raise box["error"]
+        return box["labels"]
+
+    async def arun(
+        self, items: Iterable[Item], on_progress: Callable[[int, int], None] | None = None
+    ) -> list[Label]:
+        """Judge every item with at most ``concurrency`` in flight; the async core of :meth:`run`.
+
+        Each finished judgment is committed to the cache before the next is
+        started on that worker. Items whose calls failed after all retries come
+        back unscored (and are not cached, so the next run retries them).
+
+        Raises:
+            TinyjudgeError: an item does not fit the rubric, or the endpoint
+                refuses every call (bad key, unknown model); finished work is kept.
+        """
+        import openai
+
+        items = list(items)
+        self._check(items)
+        start = time.perf_counter()
+        summary = self.summary = Summary(items=len(items))
+        store = Store(self.cache) if self.cache is not None else None
+        orders = [["ab", "ba"] if it.is_pairwise else ["ab"] for it in items]
+        keys = [[self.key(it, o) for o in os_] for it, os_ in zip(items, orders, strict=True)]
+        cached = store.get_many([k for ks in keys for k in ks]) if store else {}
+        client = openai.AsyncOpenAI(
+            api_key=self._key, base_url=self.base_url, max_retries=0, timeout=self.timeout
+        )
+        caller = Caller(
+            client,
+            self.model,
+            max_retries=self.max_retries,
+            backoff=self.backoff,
+            top_logprobs=self.top_logprobs,
+            secret=self._key,
+            mode=self.mode,
+        )
+        labels: list[Label | None] = [None] * len(items)
+        next_index = iter(range(len(items)))
+        done = 0
+
+        async def judge_one(i: int) -> Label:
+            item = items[i]
+            results: dict[str, dict[str, Any]] = {}
+            all_cached = True
+            for order, key in zip(orders[i], keys[i], strict=True):
+                hit = cached.get(key)
+                if hit is not None:
+                    summary.cache_hits += 1
+                    results[order] = hit
+                    continue
+                all_cached = False
+                result = await self._judge(caller, item, order)
+                if order == "ba":
+                    result = swap_result(result)
+                if store is not None and not result.get("transient"):
+                    store.put(key, item.id, order, self.rubric.hash, self.model, result)
+                results[order] = result
+            label = make_label(item, self.rubric, self.source, results, all_cached)
+            if any(r.get("transient") for r in results.values()):
+                summary.failed += 1
+            return label
+
+        async def worker() -> None:
+            nonlocal done
+            for i in next_index:
+                labels[i] = await judge_one(i)
+                done += 1
+                if on_progress is not None:
+                    on_progress(done, len(items))
+
+        tasks = [
+            asyncio.ensure_future(worker()) for _ in range(min(self.concurrency, len(items)) or 1)
+        ]
+        try:
+            finished, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for t in pending:
+                t.cancel()
+            for t in finished:
+                if t.exception() is not None:
+                    raise t.exception()  # type: ignore[misc]
+        except FatalCallError as e:
+            where = f"; finished judgments are kept in {self.cache}" if self.cache else ""
+            raise TinyjudgeError(f"the endpoint refused the judge: {e}{where}") from None
+        finally:
+            for t in tasks:
+                t.cancel()
+            await client.close()
+            if store is not None:
+                store.close()
+            self.mode = caller.mode
+            summary.calls = caller.calls
+            summary.retries = caller.retries
+            summary.fallbacks = list(caller.fallbacks)
+            summary.tokens_in = caller.tokens_in
+            summary.tokens_out = caller.tokens_out
+            summary.seconds = time.perf_counter() - start
+        out = [lab for lab in labels if lab is not None]
+        for lab in out:
+            if lab.status == "ok":
+                summary.ok += 1
+            else:
+                summary.unscored += 1
+            if lab.orders is not None and all(v is not None for v in lab.orders.values()):
+                summary.pairs += 1
+                summary.flips += lab.consistent is False
+        if self.prices is not None:
+            summary.cost = (
+                summary.tokens_in * self.prices.get("input", 0.0)
+                + summary.tokens_out * self.prices.get("output", 0.0)
+            ) / 1e6
+        return out
+
+    async def _judge(self, caller: Caller, item: Item, order: str) -> dict[str, Any]:
+        """One judgment of one item in one order: calls until ``samples`` outputs, then parse."""
+        rubric = self.rubric
+        window = window_messages(item, rubric)
+        messages = build_messages(item, rubric, order, window)  # type: ignore[arg-type]
+        agents = item_agents(item) if rubric.step else None
+        labels = agents if agents is not None else rubric.label_names
+        schema = verdict_schema(rubric, agents)
+        headers = {ITEM_HEADER: item.id, ORDER_HEADER: order}
+        texts: list[str | None] = []
+        logprobs: list[Any] = []
+        usage = {"calls": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        # Servers that ignore ``n`` answer with one choice; ask again for the rest.
+        while len(texts) < self.samples and usage["calls"] < self.samples + 2:
+            got = await caller.complete(
+                messages,
+                schema,
+                n=self.samples - len(texts),
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+                headers=headers,
+            )
+            usage["calls"] += 1
+            usage["retries"] += got.retries
+            if isinstance(got, CallFailed):
+                if not texts:
+                    return failed_result(got.reason, usage["calls"], usage["retries"])
+                break
+            texts += got.texts
+            logprobs += got.logprobs
+            usage["prompt_tokens"] += got.prompt_tokens
+            usage["completion_tokens"] += got.completion_tokens
+        n_steps = len(item.context or []) if item.is_pairwise else len(item.messages)
+        return result_from_outputs(texts, logprobs, labels, rubric, n_steps, usage)

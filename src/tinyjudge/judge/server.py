@@ -1,0 +1,395 @@
+"""A real local OpenAI-compatible chat server, for tests, benchmarks and replay.
+
+It answers ``POST /v1/chat/completions`` (and ``/chat/completions``) on
+127.0.0.1 from a *responder*: a plain function of the request that returns the
+reply text (optionally with a label distribution, turned into top logprobs) or
+a :class:`Fault` to inject (429 with Retry-After, 5xx, a slow reply, a body
+that is not JSON, a dropped connection). It counts the calls it answers.
+
+Only the standard library is used (``http.server.ThreadingHTTPServer`` in a
+background thread), so the demo needs no extra dependency.
+
+Example:
+    >>> with LocalServer(lambda req: Reply('{"label": "a", "rationale": "."}')) as url:
+    ...     pass  # point an OpenAI client at ``url``
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = [
+    "LocalServer",
+    "Request",
+    "Reply",
+    "Fault",
+    "Responder",
+    "tokenize",
+    "ITEM_HEADER",
+    "ORDER_HEADER",
+]
+
+# The judge sends the item id and presentation order in these headers; real
+# endpoints ignore them, the replay backend and tests use them.
+ITEM_HEADER = "X-Tinyjudge-Item"
+ORDER_HEADER = "X-Tinyjudge-Order"
+_TOKEN = re.compile(r"[A-Za-z]{1,4}|\d|\s+|[^A-Za-z\d\s]")
+
+
+def tokenize(text: str, merge_quote: bool = False) -> list[str]:
+    """Split text into short tokens the way a BPE might: letter runs of at most 4.
+
+    With ``merge_quote``, an opening double quote joins the next token
+    (``"full``), as many real tokenizers do.
+    """
+    toks = _TOKEN.findall(text)
+    if not merge_quote:
+        return toks
+    out: list[str] = []
+    i = 0
+    while i < len(toks):
+        if toks[i] == '"' and i + 1 < len(toks) and toks[i + 1].isalpha():
+            out.append('"' + toks[i + 1])
+            i += 2
+        else:
+            out.append(toks[i])
+            i += 1
+    return out
+
+
+@dataclass
+class Request:
+    """One call as the responder sees it: the JSON body, headers, call number, sample index."""
+
+    body: dict[str, Any]
+    headers: dict[str, str]
+    path: str
+    call: int
+    sample: int = 0
+
+    @property
+    def item_id(self) -> str | None:
+        return self.headers.get(ITEM_HEADER.lower())
+
+    @property
+    def order(self) -> str:
+        return self.headers.get(ORDER_HEADER.lower(), "ab")
+
+    @property
+    def prompt(self) -> str:
+        return "\n".join(str(m.get("content", "")) for m in self.body.get("messages", []))
+
+
+@dataclass
+class Reply:
+    """A completion: its text and, optionally, the distribution of its label.
+
+    With ``probs``, the tokens of the ``"label"`` value carry top logprobs that
+    follow that distribution (conditional on the prefix chosen so far).
+    """
+
+    text: str
+    probs: dict[str, float] | None = None
+    merge_quote: bool = False
+
+
+@dataclass
+class Fault:
+    """A fault to inject instead of (or before) a reply.
+
+    kind: ``status`` (HTTP ``status`` with a JSON error, ``retry_after`` header
+    if set), ``garbage`` (200 with a body that is not JSON), ``drop`` (close
+    the connection without answering) or ``slow`` (sleep ``delay`` seconds,
+    then answer with ``then``).
+    """
+
+    kind: str
+    status: int = 500
+    retry_after: float | str | None = None
+    delay: float = 0.0
+    then: Reply | None = None
+    message: str = "injected fault"
+
+
+Responder = Callable[[Request], "Reply | Fault | str"]
+
+
+def _lp(p: float) -> float:
+    return math.log(max(p, 1e-12))
+
+
+def _label_logprobs(text: str, reply: Reply) -> dict[int, list[dict[str, Any]]]:
+    """Top logprobs at each token of the label value, keyed by token index."""
+    toks = tokenize(text, reply.merge_quote)
+    found = list(re.finditer(r'"(?:label|agent)"\s*:\s*"([^"]*)"', text))
+    m = found[-1] if found else None
+    if m is None or not reply.probs:
+        return {}
+    start, chosen = m.start(1), m.group(1)
+    # Token index whose span covers the label's first character.
+    offset, first = 0, None
+    for i, t in enumerate(toks):
+        if offset <= start < offset + len(t):
+            first = i
+            break
+        offset += len(t)
+    if first is None:
+        return {}
+    lead = toks[first][: start - offset]
+
+    def label_tokens(lab: str) -> list[str]:
+        ts = tokenize(lead + lab + '"', reply.merge_quote)
+        return ts[:-1] if ts and ts[-1] == '"' else ts
+
+    mine = label_tokens(chosen)
+    seqs = {lab: label_tokens(lab) for lab in reply.probs}
+    out: dict[int, list[dict[str, Any]]] = {}
+    for j, tok in enumerate(mine):
+        group: dict[str, float] = {}
+        for lab, seq in seqs.items():
+            if seq[:j] == mine[:j] and len(seq) > j:
+                group[seq[j]] = group.get(seq[j], 0.0) + reply.probs[lab]
+        total = sum(group.values()) or 1.0
+        alts = [
+            {"token": t, "logprob": _lp(p / total), "bytes": list(t.encode())}
+            for t, p in group.items()
+        ]
+        if tok not in group:
+            alts.append({"token": tok, "logprob": _lp(1e-6), "bytes": list(tok.encode())})
+        alts.sort(key=lambda a: -a["logprob"])
+        out[first + j] = alts
+    return out
+
+
+def completion_body(
+    choices: list[Reply], model: str, logprobs: bool, prompt_tokens: int = 0
+) -> dict[str, Any]:
+    """A ``chat.completion`` JSON body for the given replies."""
+    out_choices = []
+    completion_tokens = 0
+    for idx, reply in enumerate(choices):
+        toks = tokenize(reply.text, reply.merge_quote)
+        completion_tokens += len(toks)
+        choice: dict[str, Any] = {
+            "index": idx,
+            "message": {"role": "assistant", "content": reply.text},
+            "finish_reason": "stop",
+        }
+        if logprobs:
+            tops = _label_logprobs(reply.text, reply)
+            content = []
+            for i, t in enumerate(toks):
+                alts = tops.get(i) or [{"token": t, "logprob": -0.01, "bytes": list(t.encode())}]
+                chosen_lp = next((a["logprob"] for a in alts if a["token"] == t), -0.01)
+                content.append(
+                    {
+                        "token": t,
+                        "logprob": chosen_lp,
+                        "bytes": list(t.encode()),
+                        "top_logprobs": alts,
+                    }
+                )
+            choice["logprobs"] = {"content": content}
+        out_choices.append(choice)
+    return {
+        "id": f"chatcmpl-local-{time.monotonic_ns()}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": out_choices,
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read counters
+        return
+
+    def _send(
+        self,
+        status: int,
+        body: bytes,
+        ctype: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        body = json.dumps({"error": {"message": message, "type": "local_server", "code": status}})
+        self._send(status, body.encode(), headers=headers)
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") in ("/v1/models", "/models"):
+            self._send(
+                200,
+                json.dumps(
+                    {"object": "list", "data": [{"id": "local", "object": "model"}]}
+                ).encode(),
+            )
+        else:
+            self._error(404, f"no route {self.path}")
+
+    def do_POST(self) -> None:
+        owner = self.server.owner
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+            self._error(404, f"no route {self.path}")
+            return
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError:
+            self._error(400, "request body is not JSON")
+            return
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        call = owner._count(headers.get(ITEM_HEADER.lower()))
+        if owner.latency:
+            time.sleep(owner.latency)
+        check = owner.check_request(body)
+        if check:
+            self._error(400, check)
+            return
+        n = int(body.get("n") or 1)
+        replies: list[Reply] = []
+        for sample in range(n):
+            got = owner.responder(Request(body, headers, self.path, call, sample))
+            if isinstance(got, Fault) and got.kind == "slow":
+                time.sleep(got.delay)
+                got = got.then or Reply("")
+            if isinstance(got, Fault):
+                self._fault(got)
+                return
+            replies.append(Reply(got) if isinstance(got, str) else got)
+        prompt_tokens = len(tokenize(Request(body, headers, self.path, call).prompt))
+        data = completion_body(
+            replies, str(body.get("model", "local")), bool(body.get("logprobs")), prompt_tokens
+        )
+        self._send(200, json.dumps(data).encode())
+
+    def _fault(self, fault: Fault) -> None:
+        if fault.kind == "status":
+            headers = (
+                {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else None
+            )
+            self._error(fault.status, fault.message, headers)
+        elif fault.kind == "garbage":
+            self._send(200, b"<html>502 upstream said no</html>", ctype="application/json")
+        elif fault.kind == "drop":
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        else:
+            raise ValueError(f"unknown fault kind {fault.kind!r}")
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 1024
+    owner: LocalServer
+
+
+@dataclass
+class LocalServer:
+    """A local OpenAI-compatible server on 127.0.0.1, run in a background thread.
+
+    Use it as a context manager; it yields its ``base_url`` (``http://127.0.0.1:PORT/v1``).
+
+    Args:
+        responder: a function of the :class:`Request` returning a :class:`Reply`,
+            a plain string, or a :class:`Fault`.
+        latency: seconds each call waits before answering (simulated model time).
+        reject_json_schema: answer 400 to ``response_format`` type ``json_schema``,
+            as llama.cpp's server does.
+        reject_logprobs: answer 400 to ``logprobs``.
+        port: 0 picks a free port.
+    """
+
+    responder: Responder
+    latency: float = 0.0
+    reject_json_schema: bool = False
+    reject_logprobs: bool = False
+    port: int = 0
+    calls: int = 0
+    calls_by_item: Counter[str] = field(default_factory=Counter)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    keep_requests: bool = False
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def _count(self, item: str | None) -> int:
+        with self._lock:
+            self.calls += 1
+            if item:
+                self.calls_by_item[item] += 1
+            return self.calls
+
+    def check_request(self, body: dict[str, Any]) -> str | None:
+        """Why a request is refused as malformed for this server, or None."""
+        if self.keep_requests:
+            with self._lock:
+                self.requests.append(body)
+        rf = body.get("response_format") or {}
+        if self.reject_json_schema and rf.get("type") == "json_schema":
+            return "response_format type json_schema is not supported"
+        if self.reject_logprobs and body.get("logprobs"):
+            return "logprobs are not supported"
+        if not isinstance(body.get("messages"), list):
+            return '"messages" must be a list'
+        return None
+
+    @property
+    def base_url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("the server is not running; use it as a context manager")
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def start(self) -> str:
+        """Start serving in a background thread; returns the base URL."""
+        self._httpd = _Server(("127.0.0.1", self.port), _Handler)
+        self._httpd.owner = self
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self.base_url
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> str:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
