@@ -1,0 +1,99 @@
+"""JSON and JSON Lines reading for importers, with the line each record starts on.
+
+Public releases ship whole-file JSON arrays as often as JSON Lines; either way a
+bad record must be reported as ``file:line``, so arrays are decoded element by
+element instead of with one ``json.load``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from tinyjudge.errors import DataError
+
+__all__ = ["read_json_array", "read_jsonl_objects", "need"]
+
+_WS = " \t\n\r"
+
+
+def _skip_ws(text: str, i: int) -> int:
+    while i < len(text) and text[i] in _WS:
+        i += 1
+    return i
+
+
+def read_json_array(path: Path) -> list[tuple[int, Any]]:
+    """Decode a file holding one JSON array into ``(line, element)`` pairs.
+
+    Raises:
+        DataError: the file is missing, is not valid JSON, or is not an array;
+            the error names the line where decoding failed.
+    """
+    if not path.is_file():
+        raise DataError(str(path), None, "no such file; is this the right folder?")
+    text = path.read_text(encoding="utf-8")
+    decoder = json.JSONDecoder()
+    i = _skip_ws(text, 0)
+    if not text.startswith("[", i):
+        found = repr(text[i : i + 20]) if i < len(text) else "an empty file"
+        raise DataError(str(path), 1, f"expected a JSON array, found {found}")
+    out: list[tuple[int, Any]] = []
+    line, counted = 1, 0
+    i = _skip_ws(text, i + 1)
+    if text.startswith("]", i):
+        return out
+    while True:
+        line += text.count("\n", counted, i)
+        counted = i
+        try:
+            obj, i = decoder.raw_decode(text, i)
+        except json.JSONDecodeError as e:
+            raise DataError(str(path), e.lineno, f"malformed JSON ({e.msg})") from None
+        out.append((line, obj))
+        i = _skip_ws(text, i)
+        if text.startswith("]", i):
+            return out
+        if not text.startswith(",", i):
+            bad_line = line + text.count("\n", counted, i)
+            raise DataError(str(path), bad_line, "malformed JSON (expected ',' or ']')")
+        i = _skip_ws(text, i + 1)
+
+
+def read_jsonl_objects(
+    path: Path, on_error: Callable[[DataError], None] | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line, object)`` for each non-empty line of a JSON Lines file.
+
+    Args:
+        path: the ``.jsonl`` file.
+        on_error: called with each malformed line's error, and reading goes on;
+            without it the first malformed line raises.
+    """
+    with path.open(encoding="utf-8") as fh:
+        for line, text in enumerate(fh, start=1):
+            if not text.strip():
+                continue
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as e:
+                err = DataError(str(path), line, f"malformed JSON ({e.msg} at column {e.colno})")
+            else:
+                if isinstance(obj, dict):
+                    yield line, obj
+                    continue
+                err = DataError(str(path), line, f"expected an object, got {type(obj).__name__}")
+            if on_error is None:
+                raise err
+            on_error(err)
+
+
+def need(row: Any, key: str, path: Path, line: int | None) -> Any:
+    """``row[key]``, or a :class:`DataError` naming the missing field and those present."""
+    if not isinstance(row, dict):
+        raise DataError(str(path), line, f"expected an object, got {type(row).__name__}")
+    if key not in row:
+        raise DataError(str(path), line, f'missing field "{key}"; found {sorted(row)}')
+    return row[key]
