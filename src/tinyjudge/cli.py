@@ -121,6 +121,28 @@ def serve(
 
 
 @app.command()
+def hints(
+    labels: Path = typer.Argument(..., help="labels.jsonl whose labels carry hints"),
+    out_path: Path = typer.Option(..., "--out", help="writes {item_id, step, hint} per line"),
+    source: str = typer.Option(None, help="only this label source, e.g. judge:gpt-4o"),
+    rubric: str = typer.Option(None, help="only labels under this rubric"),
+    skip_bad: bool = typer.Option(False, "--skip-bad", help="report bad lines and go on"),
+) -> None:
+    """Export step-level hints as JSONL textual feedback for RL."""
+    from tinyjudge.hints import export_hints
+
+    result = export_hints(labels, out_path, source=source, rubric=rubric, skip_bad=skip_bad)
+    out.print(
+        f"{result.written} hints from {result.labels} labels -> {out_path} "
+        f"({result.without_hint} without a hint, {result.unscored} unscored)",
+        markup=False,
+        soft_wrap=True,
+    )
+    for bad in result.bad:
+        err.print(f"skipped: {bad}", markup=False, soft_wrap=True)
+
+
+@app.command()
 def demo(
     data: Path = typer.Option(None, help="XSTest-shaped folder (default: the bundled sample)"),
     out_dir: Path = typer.Option(Path("runs/demo"), "--out", help="where the demo writes"),
