@@ -1,0 +1,43 @@
+"""Estimate behaviour rates from many cheap labels plus a few human ones (PPI).
+
+The array-level statistics (:func:`ppi_mean`, :func:`estimate_rate`,
+:func:`compare_rates`, :func:`select_for_labelling`) are pure functions; the
+label-level layer joins :class:`~tinyjudge.records.Label` records by item.
+"""
+
+from __future__ import annotations
+
+from ._active import cheap_strata, select_for_labelling, stratified_ppi_mean
+from ._ppi import (
+    Difference,
+    MeanEstimate,
+    difference,
+    newcombe_difference,
+    normal_mean,
+    ppi_lambda,
+    ppi_mean,
+    wilson_mean,
+    z_value,
+)
+from ._rates import METHODS, Method, RateDifference, RateEstimate, compare_rates, estimate_rate
+
+__all__ = [
+    "MeanEstimate",
+    "Difference",
+    "RateEstimate",
+    "RateDifference",
+    "Method",
+    "METHODS",
+    "z_value",
+    "wilson_mean",
+    "normal_mean",
+    "ppi_lambda",
+    "ppi_mean",
+    "difference",
+    "newcombe_difference",
+    "estimate_rate",
+    "compare_rates",
+    "cheap_strata",
+    "select_for_labelling",
+    "stratified_ppi_mean",
+]

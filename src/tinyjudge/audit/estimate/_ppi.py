@@ -1,0 +1,225 @@
+"""Prediction-powered inference for a mean, the human-only intervals beside it.
+
+PPI (Angelopoulos et al., 2023, "Prediction-powered inference") estimates the mean
+of a behaviour Y from n human labels plus N cheap predictions f on other items:
+
+    theta_hat = lam * mean(f_unlabelled) + mean(Y - lam * f)_labelled
+    se^2      = lam^2 * var(f_unlabelled) / N + var(Y - lam * f)_labelled / n
+
+``lam = 1`` is PPI, ``lam = 0`` the human-only mean, and PPI++ (Angelopoulos,
+Duchi & Zrnic, 2023, "PPI++: efficient prediction-powered inference") picks the
+variance-minimising ``lam = cov(Y, f) / ((1 + n / N) var(f))``, clipped to [0, 1]
+so that it reads as "how much the cheap scores are trusted". The interval is the
+normal one, theta_hat +- z * se; it is valid when the labelled items are a uniform
+random subset of all items (for a non-uniform design see ``_active``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from statistics import NormalDist
+from typing import NamedTuple
+
+import numpy as np
+
+from tinyjudge.errors import TinyjudgeError
+
+__all__ = [
+    "MeanEstimate",
+    "Difference",
+    "z_value",
+    "wilson_mean",
+    "normal_mean",
+    "ppi_lambda",
+    "ppi_mean",
+    "difference",
+    "newcombe_difference",
+]
+
+ArrayLike = Sequence[float] | np.ndarray
+
+
+class MeanEstimate(NamedTuple):
+    """A mean with its confidence interval.
+
+    Attributes:
+        estimate: the point estimate.
+        ci: ``(low, high)`` at coverage ``level``.
+        se: the standard error used for the interval (Wilson: the plug-in one).
+        n: human labels used.
+        N: cheap predictions used on items without a human label (0 for human-only).
+        lam: the weight on the cheap predictions (0: human only, 1: PPI).
+        level: nominal coverage, e.g. 0.9.
+        method: ``ppi++``, ``ppi``, ``wilson``, ``normal`` or ``stratified``.
+    """
+
+    estimate: float
+    ci: tuple[float, float]
+    se: float
+    n: int
+    N: int
+    lam: float
+    level: float
+    method: str
+
+
+class Difference(NamedTuple):
+    """``a - b`` of two estimates on disjoint items, with its interval."""
+
+    estimate: float
+    ci: tuple[float, float]
+    se: float
+    level: float
+    method: str
+
+
+def z_value(level: float) -> float:
+    """The two-sided normal quantile for coverage ``level`` (1.6449 for 0.9)."""
+    if not 0.0 < level < 1.0:
+        raise TinyjudgeError(f"level must be in (0, 1), got {level}")
+    return NormalDist().inv_cdf(0.5 + level / 2.0)
+
+
+def _vector(x: ArrayLike, name: str) -> np.ndarray:
+    arr = np.asarray(x, dtype=float).ravel()
+    if not np.all(np.isfinite(arr)):
+        raise TinyjudgeError(f"{name} holds NaN or infinite values; drop or fill them first")
+    return arr
+
+
+def _var(x: np.ndarray) -> float:
+    return float(np.var(x, ddof=1)) if x.size > 1 else 0.0
+
+
+def _need_labels(y: np.ndarray) -> None:
+    if y.size < 2:
+        raise TinyjudgeError(
+            f"need at least 2 human labels for an interval, got {y.size}; label more items"
+        )
+
+
+def wilson_mean(y: ArrayLike, *, level: float = 0.9) -> MeanEstimate:
+    """The Wilson score interval for a rate (Wilson, 1927), human labels only.
+
+    Better than the normal interval near 0 and 1 and never outside [0, 1]; for
+    soft labels in [0, 1] it uses their mean as the observed proportion.
+
+    >>> est = wilson_mean([1] * 3 + [0] * 7, level=0.95)
+    >>> round(est.ci[0], 4), round(est.ci[1], 4)
+    (0.1078, 0.6032)
+    """
+    yy = _vector(y, "y")
+    if yy.size == 0:
+        raise TinyjudgeError("no human labels: the Wilson interval needs at least one")
+    n, p, z = yy.size, float(yy.mean()), z_value(level)
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    se = math.sqrt(p * (1 - p) / n)
+    return MeanEstimate(p, (centre - half, centre + half), se, n, 0, 0.0, level, "wilson")
+
+
+def normal_mean(y: ArrayLike, *, level: float = 0.9) -> MeanEstimate:
+    """The classical mean +- z * s / sqrt(n) of human labels only."""
+    yy = _vector(y, "y")
+    _need_labels(yy)
+    m, se, z = float(yy.mean()), math.sqrt(_var(yy) / yy.size), z_value(level)
+    return MeanEstimate(m, (m - z * se, m + z * se), se, yy.size, 0, 0.0, level, "normal")
+
+
+def ppi_lambda(y: ArrayLike, f: ArrayLike, f_unlabelled: ArrayLike) -> float:
+    """PPI++'s power-tuning weight for a mean, clipped to [0, 1].
+
+    ``cov(Y, f) / ((1 + n / N) var(f))`` with the covariance from the labelled items
+    and var(f) from all cheap predictions; 0 when the cheap scores do not vary or
+    there are no unlabelled items (nothing to gain from them).
+    """
+    yy, ff, fu = _vector(y, "y"), _vector(f, "f"), _vector(f_unlabelled, "f_unlabelled")
+    if fu.size == 0 or yy.size < 2:
+        return 0.0
+    var_f = _var(np.concatenate([ff, fu]))
+    if var_f <= 0.0:
+        return 0.0
+    cov = float(np.cov(yy, ff, ddof=1)[0, 1])
+    lam = cov / ((1.0 + yy.size / fu.size) * var_f)
+    return float(min(max(lam, 0.0), 1.0))
+
+
+def ppi_mean(
+    y: ArrayLike,
+    f: ArrayLike,
+    f_unlabelled: ArrayLike,
+    *,
+    level: float = 0.9,
+    lam: float | None = None,
+) -> MeanEstimate:
+    """Prediction-powered estimate of E[Y] with a normal confidence interval.
+
+    Args:
+        y: human labels (0/1, or soft in [0, 1]) on the n labelled items.
+        f: the cheap predictions on those same n items.
+        f_unlabelled: the cheap predictions on the N items no person labelled.
+        level: nominal coverage of the interval.
+        lam: weight on the cheap predictions; None tunes it (PPI++), 1.0 is PPI.
+
+    Returns:
+        A :class:`MeanEstimate` (``method`` is ``ppi++`` when tuned, else ``ppi``).
+
+    Raises:
+        TinyjudgeError: fewer than 2 human labels, ``y`` and ``f`` of unequal
+            length, NaN in the inputs, or ``lam`` outside [0, 1].
+
+    >>> est = ppi_mean([1, 0, 1, 1], [1, 0, 1, 0], [1, 1, 0, 0], lam=1.0)
+    >>> round(est.estimate, 4)  # 0.5 + mean([0, 0, 0, 1])
+    0.75
+    """
+    yy, ff, fu = _vector(y, "y"), _vector(f, "f"), _vector(f_unlabelled, "f_unlabelled")
+    if yy.size != ff.size:
+        raise TinyjudgeError(
+            f"y and f must cover the same labelled items: got {yy.size} and {ff.size}"
+        )
+    _need_labels(yy)
+    method = "ppi++" if lam is None else "ppi"
+    if lam is None:
+        lam = ppi_lambda(yy, ff, fu)
+    elif not 0.0 <= lam <= 1.0:
+        raise TinyjudgeError(f"lam must be in [0, 1] (or None to tune it), got {lam}")
+    if fu.size == 0:
+        # Every item has a human label: the cheap scores add nothing.
+        lam = 0.0
+    resid = yy - lam * ff
+    cheap_mean = float(fu.mean()) if fu.size else 0.0
+    est = lam * cheap_mean + float(resid.mean())
+    var = _var(resid) / yy.size + (lam * lam * _var(fu) / fu.size if fu.size else 0.0)
+    se, z = math.sqrt(var), z_value(level)
+    return MeanEstimate(est, (est - z * se, est + z * se), se, yy.size, fu.size, lam, level, method)
+
+
+def difference(a: MeanEstimate, b: MeanEstimate) -> Difference:
+    """``a - b`` for two normal-interval estimates on disjoint, independent items.
+
+    Their errors are independent, so the variances add.
+    """
+    if a.level != b.level:
+        raise TinyjudgeError(f"cannot combine intervals at levels {a.level} and {b.level}")
+    d, se, z = a.estimate - b.estimate, math.hypot(a.se, b.se), z_value(a.level)
+    return Difference(d, (d - z * se, d + z * se), se, a.level, a.method)
+
+
+def newcombe_difference(y_a: ArrayLike, y_b: ArrayLike, *, level: float = 0.9) -> Difference:
+    """Newcombe's hybrid score interval for a difference of two rates (human only).
+
+    Method 10 of Newcombe (1998), built from the two Wilson intervals; it stays
+    inside [-1, 1] and behaves well for small n and rates near 0 or 1.
+
+    >>> d = newcombe_difference([1] * 56 + [0] * 14, [1] * 48 + [0] * 32, level=0.95)
+    >>> round(d.estimate, 4), round(d.ci[0], 4), round(d.ci[1], 4)
+    (0.2, 0.0524, 0.3339)
+    """
+    wa, wb = wilson_mean(y_a, level=level), wilson_mean(y_b, level=level)
+    pa, pb = wa.estimate, wb.estimate
+    d = pa - pb
+    lo = d - math.sqrt((pa - wa.ci[0]) ** 2 + (wb.ci[1] - pb) ** 2)
+    hi = d + math.sqrt((wa.ci[1] - pa) ** 2 + (pb - wb.ci[0]) ** 2)
+    se = math.hypot(wa.se, wb.se)
+    return Difference(d, (lo, hi), se, level, "newcombe")

@@ -1,0 +1,164 @@
+"""A behaviour's rate from cheap predictions on every item plus human labels on some.
+
+These functions take item-aligned arrays (``cheap`` on all items, ``human`` with
+NaN where no person labelled) and put the prediction-powered interval beside the
+human-only one, so a user sees what the cheap labels bought.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal, NamedTuple
+
+import numpy as np
+
+from tinyjudge.errors import TinyjudgeError
+
+from ._active import _probabilities, stratified_ppi_mean
+from ._ppi import (
+    ArrayLike,
+    Difference,
+    MeanEstimate,
+    difference,
+    newcombe_difference,
+    ppi_mean,
+    wilson_mean,
+)
+
+__all__ = ["Method", "METHODS", "RateEstimate", "RateDifference", "estimate_rate", "compare_rates"]
+
+Method = Literal["ppi++", "ppi", "stratified"]
+METHODS: tuple[str, ...] = ("ppi++", "ppi", "stratified")
+
+
+class RateEstimate(NamedTuple):
+    """A rate with its prediction-powered and human-only intervals.
+
+    Attributes:
+        estimate: the prediction-powered estimate (PPI++, PPI or stratified).
+        human_only: the estimate from the human labels alone (Wilson; for the
+            stratified design, the bin-weighted human mean).
+        n_human: items with a human label (and a cheap prediction).
+        n_items: items with a cheap prediction (N, the population the rate is of).
+        cheap_mean: the plain mean of the cheap predictions: what trusting the
+            cheap source blindly would report (biased when it is).
+        effective_n: human labels the human-only estimate would need for the same
+            variance (``n * se_human^2 / se_ppi^2``).
+        gain: ``effective_n / n_human``; above 1 means the cheap labels helped.
+    """
+
+    estimate: MeanEstimate
+    human_only: MeanEstimate
+    n_human: int
+    n_items: int
+    cheap_mean: float
+    effective_n: float
+    gain: float
+
+    @property
+    def rate(self) -> float:
+        return self.estimate.estimate
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        return self.estimate.ci
+
+
+class RateDifference(NamedTuple):
+    """``rate(a) - rate(b)`` on two disjoint sets of items (e.g. two checkpoints)."""
+
+    estimate: Difference
+    human_only: Difference
+    a: RateEstimate
+    b: RateEstimate
+
+
+def _clip(est: MeanEstimate) -> MeanEstimate:
+    # A rate lies in [0, 1]; clipping the interval there cannot lose coverage.
+    lo, hi = est.ci
+    return est._replace(ci=(max(lo, 0.0), min(hi, 1.0)))
+
+
+def _check_method(method: str) -> None:
+    if method not in METHODS:
+        raise TinyjudgeError(f"unknown method {method!r}; choose one of {list(METHODS)}")
+
+
+def estimate_rate(
+    cheap: ArrayLike,
+    human: ArrayLike,
+    *,
+    level: float = 0.9,
+    method: Method = "ppi++",
+    n_strata: int = 5,
+) -> RateEstimate:
+    """Estimate how often a behaviour occurs, with a valid interval.
+
+    Args:
+        cheap: the cheap source's probability of the behaviour on every item
+            (a reward model's or judge's probs, or 0/1 verdicts).
+        human: the human label per item (0/1, or soft in [0, 1]), NaN where none.
+        level: nominal coverage, e.g. 0.9.
+        method: ``ppi++`` (tuned weight on the cheap scores; the default), ``ppi``
+            (weight 1), or ``stratified`` when the human labels were picked by
+            :func:`select_for_labelling`. The first two need the human-labelled
+            items to be a uniform random subset.
+        n_strata: bins of the stratified design.
+
+    Returns:
+        A :class:`RateEstimate`; intervals are clipped to [0, 1].
+
+    Raises:
+        TinyjudgeError: unequal lengths, cheap scores outside [0, 1], fewer than 2
+            human labels, or an unknown method.
+
+    >>> r = estimate_rate([0.9, 0.1, 0.8, 0.2, 0.9, 0.1], [1, 0, 1, np.nan, np.nan, np.nan])
+    >>> r.n_human, r.n_items
+    (3, 6)
+    """
+    _check_method(method)
+    f = _probabilities(cheap)
+    y = np.asarray(human, dtype=float).ravel()
+    if y.size != f.size:
+        raise TinyjudgeError(f"cheap has {f.size} items but human has {y.size}")
+    has = ~np.isnan(y)
+    if method == "stratified":
+        est = stratified_ppi_mean(f, y, n_strata=n_strata, level=level)
+        base = stratified_ppi_mean(f, y, n_strata=n_strata, level=level, use_cheap=False)
+    else:
+        est = ppi_mean(y[has], f[has], f[~has], level=level, lam=None if method == "ppi++" else 1.0)
+        base = wilson_mean(y[has], level=level)
+    if est.se > 0:
+        eff = has.sum() * (base.se / est.se) ** 2
+    else:
+        eff = float(has.sum()) if base.se == 0 else math.inf
+    gain = eff / has.sum()
+    return RateEstimate(
+        _clip(est), _clip(base), int(has.sum()), int(f.size), float(f.mean()), float(eff), gain
+    )
+
+
+def compare_rates(
+    cheap_a: ArrayLike,
+    human_a: ArrayLike,
+    cheap_b: ArrayLike,
+    human_b: ArrayLike,
+    *,
+    level: float = 0.9,
+    method: Method = "ppi++",
+    n_strata: int = 5,
+) -> RateDifference:
+    """The difference of a behaviour's rate between two disjoint sets of items.
+
+    For A/B checkpoints: each side is estimated as in :func:`estimate_rate` and,
+    the two samples being independent, the variances add. The human-only
+    difference uses Newcombe's hybrid score interval (uniform designs).
+    """
+    a = estimate_rate(cheap_a, human_a, level=level, method=method, n_strata=n_strata)
+    b = estimate_rate(cheap_b, human_b, level=level, method=method, n_strata=n_strata)
+    if method == "stratified":
+        base = difference(a.human_only, b.human_only)
+    else:
+        ya, yb = np.asarray(human_a, dtype=float), np.asarray(human_b, dtype=float)
+        base = newcombe_difference(ya[~np.isnan(ya)], yb[~np.isnan(yb)], level=level)
+    return RateDifference(difference(a.estimate, b.estimate), base, a, b)
