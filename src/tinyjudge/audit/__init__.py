@@ -15,6 +15,14 @@ from tinyjudge.audit.agreement import (
     pair_labels,
     spearman,
 )
+from tinyjudge.audit.estimate import (
+    RateDifference,
+    RateEstimate,
+    compare_rates,
+    estimate_rate,
+    ppi_mean,
+    select_for_labelling,
+)
 
 __all__: list[str] = [
     # agreement
@@ -29,4 +37,11 @@ __all__: list[str] = [
     "BootstrapCI",
     "pair_labels",
     "PairedLabels",
+    # estimate
+    "ppi_mean",
+    "estimate_rate",
+    "compare_rates",
+    "select_for_labelling",
+    "RateEstimate",
+    "RateDifference",
 ]
