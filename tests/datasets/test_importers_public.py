@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tinyjudge.audit.agreement import accuracy
+from tinyjudge.audit.agreement import accuracy, cohen_kappa
 from tinyjudge.datasets.importers import IMPORTERS, run_import
 from tinyjudge.datasets.importers.in3 import import_in3
 from tinyjudge.datasets.importers.llmbar import import_llmbar
@@ -280,7 +280,8 @@ def test_llmbar_reproduces_published_statistics(stats: str, shared_data: Path) -
     """LLMBar's evaluate.py: correct_False/True = accuracy of the swap=False/True
     verdict against gold over all rows (an unparsed verdict counts as wrong);
     correct_average = (correct_False + correct_True) / 2 / n; correct_both = both
-    orders right; equal = both orders give the same winner (None == None included)."""
+    orders right; equal = both orders give the same winner (None == None included);
+    the kappas are reproduced too, with evaluate.py's own encoding."""
     root = shared_data / "llmbar"
     path = root / stats
     run = path.parent
@@ -311,6 +312,14 @@ def test_llmbar_reproduces_published_statistics(stats: str, shared_data: Path) -
     assert (acc_ab + acc_ba) / 2 * 100 == pytest.approx(
         float(published["correct_average"].rstrip("%")), abs=1e-9
     )
+    # evaluate.py's kappas encode a verdict as 1 if it is "1" else 0, but keep gold
+    # as 1/2, so kappa_False/True measure agreement on "output_1 wins" only.
+    k_ab = ["1" if v == "a" else "0" for v in ab]
+    k_ba = ["1" if v == "a" else "0" for v in ba]
+    k_gold = ["1" if v == "a" else "2" for v in gold]
+    assert cohen_kappa(k_ab, k_gold) == pytest.approx(published["kappa_False"], abs=1e-12)
+    assert cohen_kappa(k_ba, k_gold) == pytest.approx(published["kappa_True"], abs=1e-12)
+    assert cohen_kappa(k_ab, k_ba) == pytest.approx(published["kappa_agreement"], abs=1e-12)
 
 
 def _llmbar_copy(shared_data: Path, tmp_path: Path, n: int = 4) -> tuple[Path, list, list]:
@@ -335,6 +344,35 @@ def test_llmbar_reads_a_copy_anywhere(shared_data: Path, tmp_path: Path) -> None
     assert [i.id for i in result.items] == [f"llmbar:Tiny:{k}" for k in range(4)]
     assert result.sources() == {"human:gold": 4, "judge:GPT-4/Vanilla_NoRules": 4}
     assert result.items[0].metadata == {"group": "LLMBar", "subset": "Tiny", "index": 0}
+
+
+def test_llmbar_nested_subsets_and_rating_runs(shared_data: Path, tmp_path: Path) -> None:
+    """The full release nests subsets (LLMBar/Adversarial/Neighbor), and its Rating
+    runs store winners without a completion; both import."""
+    _, data, res = _llmbar_copy(shared_data, tmp_path)
+    folder = tmp_path / "Dataset" / "LLMBar" / "Adversarial" / "Neighbor"
+    _write_array(folder / "dataset.json", data)
+    rating = [
+        {
+            **{k: r[k] for k in ("input", "output_1", "output_2", "label")},
+            "results": [
+                {
+                    "score_1": ["7", "stop"],
+                    "score_2": ["3", "stop"],
+                    "swap = False": {"winner": "1"},
+                    "swap = True": {"winner": "2"},
+                }
+            ],
+        }
+        for r in data
+    ]
+    _write_array(folder / "evaluators/GPT-4/Rating/result.json", rating)
+    result = import_llmbar(tmp_path)
+    assert [i.id for i in result.items] == [f"llmbar:Adversarial/Neighbor:{k}" for k in range(4)]
+    judged = [lab for lab in result.labels if lab.source == "judge:GPT-4/Rating"]
+    assert len(judged) == 4
+    assert all(lab.label == "tie" and lab.consistent is False for lab in judged)
+    assert all(lab.raw == {"ab": None, "ba": None} for lab in judged)
 
 
 @pytest.mark.parametrize(
