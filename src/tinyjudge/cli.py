@@ -70,15 +70,66 @@ def judge() -> None:
 
 
 @app.command()
-def distill() -> None:
+def distill(
+    items: Path = typer.Argument(..., help="items.jsonl"),
+    labels: Path = typer.Argument(..., help="labels.jsonl (any sources; --source picks one)"),
+    source: str = typer.Option(..., "--source", help="the teacher, e.g. judge:gpt-4"),
+    rubric: str = typer.Option(..., "--rubric", help="rubric name or .yaml path"),
+    tier: str = typer.Option("linear", "--tier", help="linear | probe | encoder"),
+    group_by: str = typer.Option(None, "--group-by", help="split key, e.g. metadata.prompt_id"),
+    val_fraction: float = typer.Option(0.2, "--val-fraction", help="share held out"),
+    name: str = typer.Option(None, "--name", help="model name (labels get rm:<name>)"),
+    param: list[str] = typer.Option([], "--param", help="tier option KEY=VALUE, repeatable"),
+    out_dir: Path = typer.Option(..., "--out", help="model directory to write"),
+) -> None:
     """Distill a source's labels into a small reward model."""
-    _not_built("distill", "the distill issue")
+    from tinyjudge.datasets.jsonl import read_items, read_labels
+    from tinyjudge.distill import distill as run_distill
+    from tinyjudge.distill import parse_params
+
+    with err.status(f"distilling {source} into a {tier} model..."):
+        result = run_distill(
+            read_items(items),
+            read_labels(labels),
+            source,
+            rubric,
+            tier=tier,
+            group_by=group_by,
+            val_fraction=val_fraction,
+            name=name,
+            **parse_params(param),
+        )
+        result.model.save(out_dir)
+    v = result.validation
+    out.print(
+        f"{result.model.name} ({tier}): trained on {result.n_train}, validated on {result.n_val}"
+        f" ({result.n_unscored} unscored labels left out) -> {out_dir}"
+    )
+    out.print(
+        f"  agreement with {source}: accuracy {v['accuracy']:.3f}, "
+        f"Cohen's kappa {v['cohen_kappa']:.3f}"
+    )
 
 
 @app.command()
-def score() -> None:
+def score(
+    model_dir: Path = typer.Argument(..., help="a model directory from `tinyjudge distill`"),
+    items: Path = typer.Argument(..., help="items.jsonl"),
+    out_path: Path = typer.Option(..., "--out", help="labels.jsonl to write"),
+    batch_size: int = typer.Option(64, "--batch-size", min=1),
+    raw: bool = typer.Option(False, "--uncalibrated", help="ignore calibration.json"),
+) -> None:
     """Score items with a distilled reward model."""
-    _not_built("score", "the distill issue")
+    from rich.progress import Progress
+
+    from tinyjudge.datasets.jsonl import count_lines
+    from tinyjudge.distill import load_model, score_file
+
+    model = load_model(model_dir, calibrated=not raw)
+    with Progress(console=err, transient=True) as bar:
+        task = bar.add_task(f"scoring with {model.name}", total=count_lines(items))
+        n = score_file(model, items, out_path, batch_size, lambda k: bar.advance(task, k))
+    out.print(f"{n} labels (source rm:{model.name}) -> {out_path}")
 
 
 @app.command()
