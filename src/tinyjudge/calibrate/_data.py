@@ -1,0 +1,113 @@
+"""From Label records to probability arrays, and save/load of fitted calibrators as JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tinyjudge.calibrate._calibrators import CALIBRATORS, BaseCalibrator
+from tinyjudge.errors import DataError, TinyjudgeError
+from tinyjudge.records import Label
+
+__all__ = [
+    "CALIBRATION_FILE",
+    "FORMAT",
+    "probs_matrix",
+    "is_one_hot",
+    "save_calibrator",
+    "load_calibrator",
+]
+
+CALIBRATION_FILE = "calibration.json"
+FORMAT = "tinyjudge.calibration/1"
+
+
+def probs_matrix(labels: Sequence[Label], classes: Sequence[str]) -> np.ndarray:
+    """Stack scored labels' ``probs`` into an (n, k) array with columns in ``classes`` order.
+
+    A scored label without ``probs`` counts as one-hot on its ``label``; classes a
+    label's ``probs`` leaves out get 0.
+
+    Raises:
+        TinyjudgeError: an unscored label, or a class not in ``classes``.
+    """
+    index = {c: j for j, c in enumerate(classes)}
+    P = np.zeros((len(labels), len(classes)))
+    for i, lab in enumerate(labels):
+        if lab.status != "ok":
+            raise TinyjudgeError(f"label of item {lab.item_id!r} is unscored; drop it first")
+        dist = lab.probs if lab.probs else ({lab.label: 1.0} if lab.label is not None else {})
+        if not dist:
+            raise TinyjudgeError(f"label of item {lab.item_id!r} has neither probs nor label")
+        for name, p in dist.items():
+            if name not in index:
+                raise TinyjudgeError(
+                    f"label of item {lab.item_id!r} ({lab.source}) gives class {name!r}, "
+                    f"not one of {list(classes)}"
+                )
+            P[i, index[name]] = p
+    sums = P.sum(axis=1, keepdims=True)
+    return P / np.where(sums > 0, sums, 1.0)
+
+
+def is_one_hot(P: Any) -> bool:
+    """True when every row puts all its mass on one class (e.g. a judge's bare verdicts)."""
+    arr = np.asarray(P, dtype=float)
+    return bool(arr.size) and bool(np.all(np.isclose(arr.max(axis=1), 1.0)))
+
+
+def save_calibrator(cal: BaseCalibrator, model_dir: str | os.PathLike[str]) -> Path:
+    """Write ``MODEL_DIR/calibration.json``: method, classes and fitted parameters (no pickle).
+
+    Returns:
+        The path written.
+    """
+    if not hasattr(cal, "classes_"):
+        raise TinyjudgeError("fit the calibrator before saving it")
+    state = {
+        "format": FORMAT,
+        "method": cal.method,
+        "classes": [c.item() if isinstance(c, np.generic) else c for c in cal.classes_],
+        "eps": cal.eps,
+        "params": cal.get_state(),
+    }
+    path = Path(model_dir) / CALIBRATION_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{CALIBRATION_FILE}.tmp")
+    tmp.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def load_calibrator(model_dir: str | os.PathLike[str]) -> BaseCalibrator | None:
+    """Read ``MODEL_DIR/calibration.json`` back into a fitted calibrator; None if absent.
+
+    Raises:
+        DataError: the file exists but is not a calibration this version can read.
+    """
+    path = Path(model_dir) / CALIBRATION_FILE
+    if not path.exists():
+        return None
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise DataError(str(path), e.lineno, f"malformed JSON ({e.msg})") from None
+    if not isinstance(state, dict) or state.get("format") != FORMAT:
+        got = state.get("format") if isinstance(state, dict) else type(state).__name__
+        raise DataError(str(path), None, f'"format" is {got!r}, expected {FORMAT!r}')
+    method = state.get("method")
+    if method not in CALIBRATORS:
+        raise DataError(str(path), None, f"method {method!r} is not one of {sorted(CALIBRATORS)}")
+    classes = state.get("classes")
+    if not isinstance(classes, list) or len(classes) < 2:
+        raise DataError(str(path), None, '"classes" must list at least two class names')
+    cal = CALIBRATORS[method](classes=classes, eps=float(state.get("eps", 1e-6)))
+    try:
+        return cal.set_state(state["params"], classes)
+    except (KeyError, TypeError, ValueError) as e:
+        raise DataError(str(path), None, f'bad "params" for {method}: {e!r}') from None

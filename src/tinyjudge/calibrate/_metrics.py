@@ -1,0 +1,159 @@
+"""Calibration metrics: ECE (equal-width and equal-mass bins), MCE, Brier score, NLL.
+
+ECE and MCE are top-label: a prediction's confidence is its largest class
+probability, and it is correct when that class is the true one. A source is
+calibrated when, among predictions made with confidence 0.8, 80% are correct.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal, NamedTuple
+
+import numpy as np
+
+from tinyjudge.calibrate._calibrators import check_probs
+from tinyjudge.errors import TinyjudgeError
+
+__all__ = [
+    "Strategy",
+    "ReliabilityCurve",
+    "reliability_curve",
+    "expected_calibration_error",
+    "max_calibration_error",
+    "brier_score",
+    "nll",
+    "calibration_metrics",
+    "METRICS",
+]
+
+Strategy = Literal["uniform", "quantile"]
+
+
+class ReliabilityCurve(NamedTuple):
+    """Per-bin mean confidence, accuracy and count (empty bins left out)."""
+
+    confidence: np.ndarray
+    accuracy: np.ndarray
+    count: np.ndarray
+
+
+def _check(y: Any, P: Any) -> tuple[np.ndarray, np.ndarray]:
+    P = check_probs(P)
+    y = np.asarray(y)
+    if y.shape != (P.shape[0],):
+        raise TinyjudgeError(
+            f"y must have one class index per row of P ({P.shape[0]}), got {y.shape}"
+        )
+    if P.shape[0] == 0:
+        raise TinyjudgeError("no items: calibration metrics need at least one")
+    if y.dtype.kind not in "iu" or (y < 0).any() or (y >= P.shape[1]).any():
+        raise TinyjudgeError(f"y must hold class indices 0..{P.shape[1] - 1}")
+    return y.astype(np.intp), P
+
+
+def _bins(conf: np.ndarray, n_bins: int, strategy: Strategy) -> list[np.ndarray]:
+    if n_bins < 1:
+        raise TinyjudgeError(f"n_bins must be at least 1, got {n_bins}")
+    if strategy == "uniform":
+        # bin b holds confidences in (b/B, (b+1)/B]; 1/k is the floor, so low bins stay empty
+        which = np.clip(np.ceil(conf * n_bins).astype(int) - 1, 0, n_bins - 1)
+        return [np.flatnonzero(which == b) for b in range(n_bins)]
+    if strategy == "quantile":
+        order = np.argsort(conf, kind="stable")
+        return [chunk for chunk in np.array_split(order, min(n_bins, len(conf))) if chunk.size]
+    raise TinyjudgeError(f'strategy must be "uniform" or "quantile", got {strategy!r}')
+
+
+def reliability_curve(
+    y: Any, P: Any, n_bins: int = 15, strategy: Strategy = "uniform"
+) -> ReliabilityCurve:
+    """Bin predictions by top-label confidence; each bin's mean confidence vs accuracy."""
+    y, P = _check(y, P)
+    conf = P.max(axis=1)
+    correct = (P.argmax(axis=1) == y).astype(float)
+    bins = [b for b in _bins(conf, n_bins, strategy) if b.size]
+    return ReliabilityCurve(
+        np.array([conf[b].mean() for b in bins]),
+        np.array([correct[b].mean() for b in bins]),
+        np.array([b.size for b in bins]),
+    )
+
+
+def expected_calibration_error(
+    y: Any, P: Any, n_bins: int = 15, strategy: Strategy = "uniform"
+) -> float:
+    """ECE = sum_b (n_b / n) |accuracy_b - confidence_b| over top-label confidence bins.
+
+    Args:
+        y: true class indices, shape (n,).
+        P: predicted probabilities, shape (n, k).
+        n_bins: number of bins.
+        strategy: "uniform" (equal-width bins on [0, 1]) or "quantile" (equal-mass bins).
+
+    >>> P = [[0.9, 0.1], [0.9, 0.1], [0.9, 0.1], [0.2, 0.8]]
+    >>> round(expected_calibration_error([0, 0, 1, 1], P), 6)  # 3/4 * |2/3 - 0.9| + 1/4 * |1 - 0.8|
+    0.225
+    """
+    curve = reliability_curve(y, P, n_bins, strategy)
+    weights = curve.count / curve.count.sum()
+    return float((weights * np.abs(curve.accuracy - curve.confidence)).sum())
+
+
+def max_calibration_error(
+    y: Any, P: Any, n_bins: int = 15, strategy: Strategy = "uniform"
+) -> float:
+    """MCE = the largest |accuracy_b - confidence_b| over non-empty bins."""
+    curve = reliability_curve(y, P, n_bins, strategy)
+    return float(np.abs(curve.accuracy - curve.confidence).max())
+
+
+def brier_score(y: Any, P: Any) -> float:
+    """Multi-class Brier score: mean over items of sum_k (p_k - 1[y = k])^2, in [0, 2].
+
+    >>> round(brier_score([0], [[0.8, 0.2]]), 6)
+    0.08
+    """
+    y, P = _check(y, P)
+    onehot = np.eye(P.shape[1])[y]
+    return float(((P - onehot) ** 2).sum(axis=1).mean())
+
+
+def nll(y: Any, P: Any, eps: float = 1e-6) -> float:
+    """Negative log-likelihood of the true class, probabilities clipped to ``[eps, 1]``.
+
+    The clip keeps a one-hot source's confident mistakes finite (-log 1e-6 = 13.8).
+    """
+    y, P = _check(y, P)
+    return float(-np.log(np.clip(P[np.arange(len(y)), y], eps, 1.0)).mean())
+
+
+METRICS = {
+    "ece": lambda y, P: expected_calibration_error(y, P, strategy="uniform"),
+    "ece_mass": lambda y, P: expected_calibration_error(y, P, strategy="quantile"),
+    "mce": lambda y, P: max_calibration_error(y, P),
+    "brier": brier_score,
+    "nll": nll,
+}
+
+
+def calibration_metrics(
+    y: Any,
+    P: Any,
+    groups: Sequence[Any] | None = None,
+    n_boot: int = 1000,
+    level: float = 0.95,
+    seed: int | None = 0,
+) -> dict[str, Any]:
+    """Every metric in :data:`METRICS` with a (clustered) bootstrap confidence interval.
+
+    Returns:
+        ``{"ece": BootstrapCI, "ece_mass": ..., "mce": ..., "brier": ..., "nll": ...}``.
+    """
+    from tinyjudge.audit._bootstrap import bootstrap_ci
+
+    y, P = _check(y, P)
+    return {
+        name: bootstrap_ci(fn, y, P, groups=groups, n_boot=n_boot, level=level, seed=seed)
+        for name, fn in METRICS.items()
+    }
