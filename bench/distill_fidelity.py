@@ -1,0 +1,108 @@
+"""Fidelity of each distilled tier to its teacher on XSTest (5-fold CV grouped by prompt).
+
+Trains on ``judge:gpt-4`` labels only and reports, on out-of-fold predictions,
+accuracy and Cohen's kappa with GPT-4, and with ``human:final`` beside GPT-4's
+own kappa with ``human:final`` on the same rows. Results merge into
+``bench/results/distill_fidelity.json`` (one entry per tier and setting).
+
+    nice -n 10 .venv/bin/python bench/distill_fidelity.py --tier linear
+    nice -n 10 .venv/bin/python bench/distill_fidelity.py --tier encoder --param max_length=256
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+from sklearn.metrics import accuracy_score, cohen_kappa_score
+from sklearn.model_selection import GroupKFold
+
+from tinyjudge.datasets.importers import run_import
+from tinyjudge.distill import group_keys, make_model, training_set
+
+RESULTS = Path(__file__).parent / "results" / "distill_fidelity.json"
+
+
+def _value(text: str) -> object:
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(text.lower(), text)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=str(Path(__file__).parents[2] / "shared/data/xstest"))
+    ap.add_argument("--tier", default="linear")
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--only-folds", type=int, default=None, help="run the first N folds only")
+    ap.add_argument("--param", action="append", default=[], help="tier option KEY=VALUE")
+    ap.add_argument("--tag", default="", help="suffix for this run's key in the JSON")
+    args = ap.parse_args()
+    params = {k: _value(v) for k, v in (p.split("=", 1) for p in args.param)}
+
+    data = run_import("xstest", Path(args.data))
+    ts = training_set(data.items, data.labels, "judge:gpt-4", "compliance")
+    human = {
+        lab.item_id: lab.label
+        for lab in data.labels
+        if lab.source == "human:final" and lab.status == "ok"
+    }
+    groups = group_keys(ts.items, "metadata.prompt_id")
+    y = np.array(ts.y_hard)
+    pred = np.full(len(y), "", dtype=object)
+    fold_kappas, fit_s = [], []
+    splits = list(GroupKFold(n_splits=args.folds).split(y, groups=groups))
+    for f, (tr, te) in enumerate(splits[: args.only_folds or args.folds]):
+        model = make_model(args.tier, "compliance", **params)
+        t0 = time.perf_counter()
+        model.fit([ts.items[i] for i in tr], y[tr].tolist())
+        fit_s.append(time.perf_counter() - t0)
+        pred[te] = model.predict([ts.items[i] for i in te])
+        fold_kappas.append(float(cohen_kappa_score(y[te], pred[te].astype(str))))
+        print(f"fold {f}: kappa {fold_kappas[-1]:.4f} (fit {fit_s[-1]:.1f}s)", flush=True)
+    done = pred != ""
+    rows = [i for i in np.flatnonzero(done) if ts.items[i].id in human]
+    h = np.array([human[ts.items[i].id] for i in rows])
+    p, t = pred[rows].astype(str), y[rows]
+    result = {
+        "tier": args.tier,
+        "params": params,
+        "folds_run": len(fold_kappas),
+        "folds": args.folds,
+        "n_items": int(done.sum()),
+        "n_unscored_teacher_left_out": ts.n_unscored,
+        "vs_teacher": {
+            "accuracy": float(accuracy_score(y[done], pred[done].astype(str))),
+            "kappa": float(cohen_kappa_score(y[done], pred[done].astype(str))),
+            "kappa_per_fold": fold_kappas,
+        },
+        "vs_human_final": {
+            "n": len(rows),
+            "student_kappa": float(cohen_kappa_score(h, p)),
+            "student_accuracy": float(accuracy_score(h, p)),
+            "teacher_kappa": float(cohen_kappa_score(h, t)),
+            "teacher_accuracy": float(accuracy_score(h, t)),
+        },
+        "fit_seconds_mean": float(np.mean(fit_s)),
+        "machine": f"{platform.processor() or platform.machine()}, torch threads default",
+        "command": "nice -n 10 .venv/bin/python bench/distill_fidelity.py --tier "
+        + args.tier
+        + "".join(f" --param {q}" for q in args.param)
+        + (f" --only-folds {args.only_folds}" if args.only_folds else ""),
+    }
+    print(json.dumps(result, indent=2))
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    saved = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    saved[args.tier + (f":{args.tag}" if args.tag else "")] = result
+    RESULTS.write_text(json.dumps(saved, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+"""Distill a judge into small reward models: linear, frozen-encoder probe, fine-tuned encoder.
+
+Every tier is a scikit-learn classifier over :class:`~tinyjudge.records.Item`
+whose classes are a rubric's labels, scores items to :class:`Label` records with
+source ``rm:<name>``, and saves to a directory that :func:`load_model` reads back.
+torch and transformers load only when the probe or encoder tier is used.
+"""
+
+from __future__ import annotations
+
+from ._base import RewardModel
+from ._data import TrainingSet, data_hash, group_keys, grouped_split, training_set
+from ._distill import DistillResult, agreement, distill, score_file
+from ._linear import LinearRM
+from ._load import TIERS, load_model, make_model, parse_params
+from ._text import View, item_views
+
+__all__ = [
+    "RewardModel",
+    "LinearRM",
+    "TIERS",
+    "make_model",
+    "parse_params",
+    "load_model",
+    "distill",
+    "DistillResult",
+    "agreement",
+    "score_file",
+    "training_set",
+    "TrainingSet",
+    "grouped_split",
+    "group_keys",
+    "data_hash",
+    "item_views",
+    "View",
+]

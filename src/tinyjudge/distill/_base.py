@@ -1,0 +1,235 @@
+"""What every reward-model tier shares: targets, scoring to Labels, save and the model card."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from tinyjudge.errors import TinyjudgeError
+from tinyjudge.records import Item, Label
+from tinyjudge.rubric import Rubric, load_rubric
+
+from ._data import data_hash
+
+__all__ = ["RewardModel", "FORMAT", "FORMAT_VERSION", "META_FILE", "file_sha256", "batched"]
+
+FORMAT = "tinyjudge-reward-model"
+FORMAT_VERSION = 1
+META_FILE = "tinyjudge.json"
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def batched(items: Iterable[Item], size: int) -> Iterator[list[Item]]:
+    """Consecutive lists of at most ``size`` items, without holding the whole stream."""
+    batch: list[Item] = []
+    for it in items:
+        batch.append(it)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+class RewardModel(ClassifierMixin, BaseEstimator):
+    """A scikit-learn classifier over items whose classes are a rubric's labels.
+
+    Subclasses implement ``_fit(items, Y)`` on soft targets ``Y`` (n, k),
+    ``_proba(items)``, ``_save_files(model_dir) -> [file names]`` and
+    ``_load(model_dir, meta)``. A calibrator set on ``calibrator_`` (see
+    :func:`tinyjudge.distill.load_model`) maps every ``predict_proba`` output.
+    """
+
+    tier: ClassVar[str] = ""
+    calibrator_: Any = None
+
+    # -- fitting ---------------------------------------------------------------
+
+    def fit(self, items: Sequence[Item], y: Sequence[str] | np.ndarray) -> RewardModel:
+        """Fit on items and the teacher's labels (strings) or soft targets (n, k)."""
+        items = list(items)
+        Y = self._targets(items, y)
+        self.classes_ = list(self.rubric.label_names)
+        self._fit(items, Y)
+        self.card_ = {"data_hash": data_hash(items, Y), "n_train": len(items)}
+        return self
+
+    def _targets(self, items: list[Item], y: Sequence[str] | np.ndarray) -> np.ndarray:
+        names = self.rubric.label_names
+        arr = np.asarray(y)
+        if arr.ndim == 2:
+            if arr.shape != (len(items), len(names)):
+                raise TinyjudgeError(
+                    f"soft targets must have shape (n_items, n_labels) = "
+                    f"({len(items)}, {len(names)}), got {arr.shape}"
+                )
+            Y = np.clip(arr.astype(np.float32), 0.0, None)
+            sums = Y.sum(axis=1, keepdims=True)
+            if np.any(sums <= 0):
+                raise TinyjudgeError("every soft-target row needs some positive mass")
+            return Y / sums
+        if len(arr) != len(items):
+            raise TinyjudgeError(f"got {len(items)} items but {len(arr)} labels")
+        index = {n: j for j, n in enumerate(names)}
+        Y = np.zeros((len(items), len(names)), dtype=np.float32)
+        for i, value in enumerate(arr.tolist()):
+            if value not in index:
+                raise TinyjudgeError(
+                    f"label {value!r} is not offered by rubric {self.rubric.id!r}; allowed: {names}"
+                )
+            Y[i, index[value]] = 1.0
+        return Y
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "classes_"):
+            raise TinyjudgeError(f"this {type(self).__name__} is not fitted; call fit() first")
+
+    # -- prediction ------------------------------------------------------------
+
+    def predict_proba(self, items: Sequence[Item]) -> np.ndarray:
+        """Probabilities (n, k) over ``classes_`` (the rubric's label order)."""
+        self._check_fitted()
+        items = list(items)
+        if not items:
+            return np.zeros((0, len(self.classes_)))
+        P = np.asarray(self._proba(items), dtype=np.float64)
+        if self.calibrator_ is not None:
+            P = np.asarray(self.calibrator_.predict_proba(P), dtype=np.float64)
+        return P / P.sum(axis=1, keepdims=True)
+
+    def predict(self, items: Sequence[Item]) -> list[str]:
+        """The most probable label of each item."""
+        P = self.predict_proba(items)
+        return [self.classes_[j] for j in P.argmax(axis=1)]
+
+    def score_items(self, items: Iterable[Item], batch_size: int = 64) -> list[Label]:
+        """Labels with source ``rm:<name>``, ``probs`` and the rubric's scalar ``score``."""
+        out: list[Label] = []
+        for batch in batched(items, batch_size):
+            out += self.labels_for(batch, self.predict_proba(batch))
+        return out
+
+    def labels_for(self, items: Sequence[Item], P: np.ndarray) -> list[Label]:
+        """Turn a probability matrix for ``items`` into Label records."""
+        labels = []
+        for it, row in zip(items, P, strict=True):
+            probs = {c: float(p) for c, p in zip(self.classes_, row, strict=True)}
+            labels.append(
+                Label(
+                    item_id=it.id,
+                    rubric=self.rubric.id,
+                    rubric_hash=self.rubric.hash,
+                    source=f"rm:{self.name}",
+                    label=self.classes_[int(np.argmax(row))],
+                    probs=probs,
+                    score=self.rubric.score(probs),
+                )
+            )
+        return labels
+
+    # -- saving ----------------------------------------------------------------
+
+    def save(self, model_dir: str | Path) -> Path:
+        """Write the model, ``tinyjudge.json`` (with file hashes) and a README model card."""
+        self._check_fitted()
+        d = Path(model_dir)
+        d.mkdir(parents=True, exist_ok=True)
+        files = self._save_files(d)
+        meta = {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "tier": self.tier,
+            "name": self.name,
+            "rubric": self.rubric.model_dump(mode="json"),
+            "rubric_hash": self.rubric.hash,
+            "classes": self.classes_,
+            "params": self._meta_params(),
+            "card": getattr(self, "card_", {}),
+            "files": {f: file_sha256(d / f) for f in sorted(files)},
+        }
+        (d / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+        (d / "README.md").write_text(model_card(meta, self._usage(d)), encoding="utf-8")
+        return d
+
+    def _meta_params(self) -> dict[str, Any]:
+        return {k: v for k, v in self.get_params().items() if k not in {"rubric", "name"}}
+
+    def _usage(self, model_dir: Path) -> str:
+        return (
+            "```python\nfrom tinyjudge.distill import load_model\n"
+            f'rm = load_model("{model_dir.name}")\nlabels = rm.score_items(items)\n```'
+        )
+
+    # -- subclass hooks --------------------------------------------------------
+
+    def _fit(self, items: list[Item], Y: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _proba(self, items: list[Item]) -> np.ndarray:
+        raise NotImplementedError
+
+    def _save_files(self, model_dir: Path) -> list[str]:
+        raise NotImplementedError
+
+    @classmethod
+    def _load(cls, model_dir: Path, meta: dict[str, Any]) -> RewardModel:
+        raise NotImplementedError
+
+
+def init_common(model: RewardModel, rubric: Rubric | str, name: str | None) -> None:
+    """Set ``rubric`` (a Rubric) and ``name`` in a way ``sklearn.clone`` accepts."""
+    model.rubric = load_rubric(rubric)
+    model.name = name or f"{model.rubric.id}-{model.tier}"
+
+
+def class_balance(Y: np.ndarray) -> np.ndarray:
+    """Per-row weights that give each class the same total mass ("balanced")."""
+    mass = Y.sum(axis=0)
+    present = mass > 0
+    w = np.zeros_like(mass)
+    w[present] = Y.shape[0] / (present.sum() * mass[present])
+    return Y @ w
+
+
+def model_card(meta: dict[str, Any], usage: str) -> str:
+    """The README.md of a model directory."""
+    rubric = meta["rubric"]
+    card = meta.get("card", {})
+    lines = [
+        f"# {meta['name']}: a tinyjudge reward model ({meta['tier']} tier)",
+        "",
+        f"- rubric: `{rubric['id']}` v{rubric['version']} (hash `{meta['rubric_hash']}`): "
+        f"{rubric['title']}",
+        f"- labels: {', '.join(f'`{c}`' for c in meta['classes'])}",
+        f"- teacher (label source): `{card.get('teacher_source', 'unknown')}`",
+        f"- training data: {card.get('n_train', '?')} items, hash `{card.get('data_hash', '?')}`"
+        + (f", {card['n_unscored']} unscored labels left out" if card.get("n_unscored") else ""),
+        f"- format: `{meta['format']}` version {meta['version']}",
+        "",
+        "## Validation (agreement with the teacher)",
+        "",
+    ]
+    val = card.get("validation")
+    if val:
+        lines += ["| metric | value |", "|---|---|"]
+        lines += [
+            f"| {k} | {v:.4f} |" if isinstance(v, float) else f"| {k} | {v} |"
+            for k, v in val.items()
+        ]
+    else:
+        lines.append("No held-out validation was run.")
+    lines += ["", "## Use", "", usage, ""]
+    return "\n".join(lines)

@@ -1,0 +1,113 @@
+"""The distill and score workflows behind the CLI: split, fit, validate, save; stream-score."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from tinyjudge.records import Item, Label
+from tinyjudge.rubric import Rubric, load_rubric
+
+from ._base import RewardModel, batched
+from ._data import grouped_split, training_set
+from ._load import make_model
+
+__all__ = ["DistillResult", "distill", "agreement", "score_file"]
+
+
+class DistillResult(NamedTuple):
+    """A fitted model and how well it agrees with its teacher on held-out items."""
+
+    model: RewardModel
+    validation: dict[str, Any]
+    n_train: int
+    n_val: int
+    n_unscored: int
+
+
+def agreement(teacher: Sequence[str], student: Sequence[str]) -> dict[str, float]:
+    """Accuracy and Cohen's kappa of the student's labels against the teacher's."""
+    from sklearn.metrics import accuracy_score, cohen_kappa_score
+
+    return {
+        "accuracy": float(accuracy_score(teacher, student)),
+        "cohen_kappa": float(cohen_kappa_score(teacher, student)),
+    }
+
+
+def distill(
+    items: Sequence[Item],
+    labels: Sequence[Label],
+    source: str,
+    rubric: Rubric | str,
+    tier: str = "linear",
+    group_by: str | None = None,
+    val_fraction: float = 0.2,
+    seed: int = 0,
+    **params: Any,
+) -> DistillResult:
+    """Fit a reward model on ``source``'s labels and validate it on held-out groups.
+
+    The saved model is the one fitted on the training split, so the validation
+    figures in its model card describe exactly that model.
+
+    Args:
+        items: the items the labels refer to.
+        labels: labels of any sources; only ``source``'s are used.
+        source: the teacher, e.g. ``judge:gpt-4``.
+        rubric: the rubric (or its name) the labels were written under.
+        tier: ``linear``, ``probe`` or ``encoder``.
+        group_by: a dotted key (``metadata.prompt_id``) kept on one side of the split.
+        val_fraction: share of groups held out.
+        seed: the split's seed.
+        **params: options of the tier's estimator (e.g. ``epochs=3`` for ``encoder``).
+    """
+    rubric = load_rubric(rubric)
+    ts = training_set(items, labels, source, rubric)
+    train, val = grouped_split(ts.items, group_by, val_fraction, seed)
+    model = make_model(tier, rubric, **params)
+    model.fit([ts.items[i] for i in train], ts.y_soft[train])
+    val_items = [ts.items[i] for i in val]
+    validation = {
+        **agreement([ts.y_hard[i] for i in val], model.predict(val_items)),
+        "n_val": len(val),
+    }
+    model.card_.update(
+        {
+            "teacher_source": source,
+            "n_unscored": ts.n_unscored,
+            "group_by": group_by,
+            "validation": validation,
+        }
+    )
+    return DistillResult(model, validation, len(train), len(val), ts.n_unscored)
+
+
+def score_file(
+    model: RewardModel,
+    items_path: str | Path,
+    out_path: str | Path,
+    batch_size: int = 64,
+    on_batch: Callable[[int], None] | None = None,
+) -> int:
+    """Score an items file into a labels file, streaming in batches.
+
+    The output appears only when every item is scored (atomic rename).
+    ``on_batch`` gets the number of items of each finished batch (for progress).
+    Returns the number of labels written.
+    """
+    from tinyjudge.datasets.jsonl import atomic_writer, read_jsonl
+
+    n = 0
+    with atomic_writer(out_path) as fh:
+        for batch in batched(read_jsonl(items_path, Item), batch_size):
+            P = model.predict_proba(batch)
+            for lab in model.labels_for(batch, np.asarray(P)):
+                fh.write(lab.model_dump_json(exclude_none=True) + "\n")
+            n += len(batch)
+            if on_batch is not None:
+                on_batch(len(batch))
+    return n

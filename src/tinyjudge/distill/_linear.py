@@ -1,0 +1,253 @@
+"""The linear tier: TF-IDF word and character n-grams, and logistic regression.
+
+Saved without pickle: each vocabulary and its IDF weights as JSON and
+safetensors, the regression's coefficients as safetensors.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from tinyjudge.records import Item
+from tinyjudge.rubric import Rubric
+
+from ._base import RewardModel, class_balance, init_common
+from ._text import item_views, opening
+
+__all__ = ["LinearRM", "TextFeatures", "SoftLogistic"]
+
+# Which text each vectorizer reads, and how. The reply's opening gets character
+# n-grams of its own because refusals ("I'm sorry, but I can't") show there.
+_SPECS: dict[str, dict[str, Any]] = {
+    "response_words": {"field": "response", "analyzer": "word", "ngram_range": (1, 2)},
+    "opening_chars": {"field": "opening", "analyzer": "char_wb", "ngram_range": (2, 5)},
+    "context_words": {"field": "context", "analyzer": "word", "ngram_range": (1, 1)},
+}
+
+
+def _field_texts(items: list[Item], field: str, opening_chars: int) -> list[str]:
+    texts = []
+    for it in items:
+        view = item_views(it)[0]
+        if field == "context":
+            texts.append(view.context)
+        elif field == "opening":
+            texts.append(opening(view.response, opening_chars))
+        else:
+            texts.append(view.response)
+    return texts
+
+
+class TextFeatures:
+    """Sparse TF-IDF features of an item's views; fitted once, then fixed.
+
+    The transform is a fixed-vocabulary count, sublinear TF, IDF and L2
+    normalisation per view, so a reloaded model reproduces scores exactly.
+    """
+
+    def __init__(self, opening_chars: int = 150, max_features: int = 50000, min_df: int = 2):
+        self.opening_chars = opening_chars
+        self.max_features = max_features
+        self.min_df = min_df
+        self.vocab_: dict[str, dict[str, int]] = {}
+        self.idf_: dict[str, np.ndarray] = {}
+        self._counters: dict[str, Any] = {}
+
+    def fit(self, items: list[Item]) -> TextFeatures:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        for name, spec in _SPECS.items():
+            texts = _field_texts(items, spec["field"], self.opening_chars)
+            vec = TfidfVectorizer(
+                analyzer=spec["analyzer"],
+                ngram_range=spec["ngram_range"],
+                min_df=min(self.min_df, len(texts)),
+                max_features=self.max_features,
+                sublinear_tf=True,
+                dtype=np.float32,
+            )
+            try:
+                vec.fit(texts)
+            except ValueError:  # e.g. every context empty: that view carries nothing
+                continue
+            self.vocab_[name] = {t: int(i) for t, i in vec.vocabulary_.items()}
+            self.idf_[name] = vec.idf_.astype(np.float32)
+        return self
+
+    def _counter(self, name: str) -> Any:
+        from sklearn.feature_extraction.text import CountVectorizer
+
+        if name not in self._counters:
+            spec = _SPECS[name]
+            self._counters[name] = CountVectorizer(
+                analyzer=spec["analyzer"],
+                ngram_range=spec["ngram_range"],
+                vocabulary=self.vocab_[name],
+                dtype=np.float32,
+            )
+        return self._counters[name]
+
+    def transform(self, items: list[Item]) -> sparse.csr_matrix:
+        from sklearn.preprocessing import normalize
+
+        blocks = []
+        for name in self.vocab_:
+            texts = _field_texts(items, _SPECS[name]["field"], self.opening_chars)
+            X = self._counter(name).transform(texts).astype(np.float32)
+            X.data = 1.0 + np.log(X.data)  # sublinear TF, as TfidfVectorizer computes it
+            X = X @ sparse.diags(self.idf_[name])
+            blocks.append(normalize(X, norm="l2", copy=False))
+        return sparse.hstack(blocks, format="csr", dtype=np.float32)
+
+    @property
+    def n_features(self) -> int:
+        return sum(len(v) for v in self.vocab_.values())
+
+    def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """(JSON-able vocabularies and options, arrays) for saving."""
+        meta = {"opening_chars": self.opening_chars, "vocab": self.vocab_}
+        return meta, {f"idf.{k}": v for k, v in self.idf_.items()}
+
+    @classmethod
+    def from_state(cls, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> TextFeatures:
+        feats = cls(opening_chars=meta["opening_chars"])
+        feats.vocab_ = {k: dict(v) for k, v in meta["vocab"].items()}
+        feats.idf_ = {k: arrays[f"idf.{k}"] for k in feats.vocab_}
+        return feats
+
+
+class SoftLogistic:
+    """Multinomial logistic regression on soft targets with balanced class mass.
+
+    scikit-learn's LogisticRegression takes hard labels only, so each item is
+    repeated once per class it has mass on, weighted by that mass.
+    """
+
+    def __init__(self, C: float = 10.0, max_iter: int = 2000, balanced: bool = True):
+        self.C = C
+        self.max_iter = max_iter
+        self.balanced = balanced
+
+    def fit(self, X: Any, Y: np.ndarray) -> SoftLogistic:
+        from sklearn.linear_model import LogisticRegression
+
+        rows, cols = np.nonzero(Y > 0)
+        weight = (Y * class_balance(Y)[:, None])[rows, cols] if self.balanced else Y[rows, cols]
+        lr = LogisticRegression(C=self.C, max_iter=self.max_iter)
+        Xr = X[rows]
+        lr.fit(Xr, cols, sample_weight=weight * len(rows) / weight.sum())
+        self.k_ = Y.shape[1]
+        self.present_ = lr.classes_.astype(np.int64)
+        coef, intercept = lr.coef_, lr.intercept_
+        if len(self.present_) == 2:  # binary LR keeps one row: make it a softmax pair
+            coef = np.vstack([-coef[0] / 2, coef[0] / 2])
+            intercept = np.array([-intercept[0] / 2, intercept[0] / 2])
+        self.coef_ = coef.astype(np.float32)
+        self.intercept_ = intercept.astype(np.float32)
+        return self
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        logits = np.asarray(X @ self.coef_.T) + self.intercept_
+        logits -= logits.max(axis=1, keepdims=True)
+        e = np.exp(logits)
+        P = np.zeros((X.shape[0], self.k_))
+        P[:, self.present_] = e / e.sum(axis=1, keepdims=True)
+        return P
+
+    def state(self) -> dict[str, np.ndarray]:
+        return {
+            "coef": self.coef_,
+            "intercept": self.intercept_,
+            "present": self.present_,
+            "k": np.array([self.k_]),
+        }
+
+    @classmethod
+    def from_state(cls, arrays: dict[str, np.ndarray]) -> SoftLogistic:
+        head = cls()
+        head.coef_, head.intercept_ = arrays["coef"], arrays["intercept"]
+        head.present_, head.k_ = arrays["present"], int(arrays["k"][0])
+        return head
+
+
+class LinearRM(RewardModel):
+    """TF-IDF features of the reply, its opening and the request, with logistic regression.
+
+    Args:
+        rubric: the rubric (or its name) whose labels are the classes.
+        name: the model's name; labels get source ``rm:<name>``.
+        C: inverse regularisation strength.
+        opening_chars: how much of the reply's start gets character n-grams.
+        max_features: the vocabulary cap per view.
+        balanced: weight classes to equal total mass (rare labels count as much).
+    """
+
+    tier = "linear"
+
+    def __init__(
+        self,
+        rubric: Rubric | str = "compliance",
+        name: str | None = None,
+        C: float = 10.0,
+        opening_chars: int = 150,
+        max_features: int = 50000,
+        balanced: bool = True,
+    ):
+        init_common(self, rubric, name)
+        self.balanced = balanced
+        self.C = C
+        self.opening_chars = opening_chars
+        self.max_features = max_features
+
+    def _fit(self, items: list[Item], Y: np.ndarray) -> None:
+        _refuse_pairwise(items, self.tier)
+        self.features_ = TextFeatures(self.opening_chars, self.max_features).fit(items)
+        self.head_ = SoftLogistic(C=self.C, balanced=self.balanced).fit(
+            self.features_.transform(items), Y
+        )
+
+    def _proba(self, items: list[Item]) -> np.ndarray:
+        return self.head_.predict_proba(self.features_.transform(items))
+
+    def _save_files(self, model_dir: Path) -> list[str]:
+        from safetensors.numpy import save_file
+
+        meta, arrays = self.features_.state()
+        (model_dir / "vocab.json").write_text(json.dumps(meta, ensure_ascii=False))
+        arrays.update({f"head.{k}": v for k, v in self.head_.state().items()})
+        # safetensors writes the raw buffer: a Fortran-ordered array (lbfgs leaves
+        # coef_ that way) would come back transposed in memory.
+        arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
+        save_file(arrays, str(model_dir / "weights.safetensors"))
+        return ["vocab.json", "weights.safetensors"]
+
+    @classmethod
+    def _load(cls, model_dir: Path, meta: dict[str, Any]) -> LinearRM:
+        from safetensors.numpy import load_file
+
+        model = cls(Rubric.model_validate(meta["rubric"]), meta["name"], **meta["params"])
+        arrays = load_file(str(model_dir / "weights.safetensors"))
+        vocab = json.loads((model_dir / "vocab.json").read_text())
+        model.features_ = TextFeatures.from_state(vocab, arrays)
+        model.head_ = SoftLogistic.from_state(
+            {k.removeprefix("head."): v for k, v in arrays.items() if k.startswith("head.")}
+        )
+        model.classes_ = list(meta["classes"])
+        model.card_ = meta.get("card", {})
+        return model
+
+
+def _refuse_pairwise(items: list[Item], tier: str) -> None:
+    from tinyjudge.errors import TinyjudgeError
+
+    pair = next((it.id for it in items if it.is_pairwise), None)
+    if pair is not None:
+        raise TinyjudgeError(
+            f"item {pair!r} is pairwise; the {tier} tier scores single items; "
+            "use --tier encoder (Bradley-Terry) for pairs"
+        )

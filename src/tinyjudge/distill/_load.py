@@ -1,0 +1,104 @@
+"""Build a tier by name, and load any saved model directory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tinyjudge.errors import TinyjudgeError
+from tinyjudge.rubric import Rubric
+
+from ._base import FORMAT, FORMAT_VERSION, META_FILE, RewardModel, file_sha256
+from ._linear import LinearRM
+
+__all__ = ["TIERS", "make_model", "load_model", "parse_params"]
+
+# name -> class; the probe and encoder classes import torch only when used.
+TIERS: dict[str, type[RewardModel]] = {"linear": LinearRM}
+
+
+def make_model(tier: str, rubric: Rubric | str, **params: Any) -> RewardModel:
+    """A new, unfitted reward model of the named tier."""
+    if tier not in TIERS:
+        raise TinyjudgeError(f"unknown tier {tier!r}; tiers are {sorted(TIERS)}")
+    cls = TIERS[tier]
+    import inspect
+
+    allowed = sorted(set(inspect.signature(cls).parameters) - {"rubric"})
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        raise TinyjudgeError(f"unknown option(s) {unknown} for the {tier} tier; options: {allowed}")
+    return cls(rubric, **params)
+
+
+def parse_params(pairs: list[str]) -> dict[str, Any]:
+    """``["epochs=3", "lr=5e-5", "balanced=false"]`` -> typed keyword options."""
+    params: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key:
+            raise TinyjudgeError(f"--param expects KEY=VALUE, got {pair!r}")
+        value: Any = {"true": True, "false": False, "none": None}.get(text.lower(), text)
+        if isinstance(value, str):
+            for cast in (int, float):
+                try:
+                    value = cast(text)
+                    break
+                except ValueError:
+                    pass
+        params[key.strip()] = value
+    return params
+
+
+def load_model(model_dir: str | Path, calibrated: bool = True) -> RewardModel:
+    """Load a saved reward model, checking its format version and file hashes.
+
+    Args:
+        model_dir: a directory written by ``RewardModel.save`` (or ``tinyjudge distill``).
+        calibrated: apply the directory's calibration (``calibration.json``, written
+            by ``tinyjudge calibrate``) to ``predict_proba`` when there is one.
+
+    Raises:
+        TinyjudgeError: not a model directory, another format version, or a file
+            whose hash differs from the one recorded at save time.
+    """
+    d = Path(model_dir)
+    meta_path = d / META_FILE
+    if not meta_path.is_file():
+        raise TinyjudgeError(f"{d}: not a tinyjudge model directory (no {META_FILE})")
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise TinyjudgeError(f"{meta_path}:{e.lineno}: not valid JSON ({e.msg})") from None
+    if meta.get("format") != FORMAT or meta.get("version") != FORMAT_VERSION:
+        raise TinyjudgeError(
+            f"{meta_path}: format {meta.get('format')!r} version {meta.get('version')!r}; "
+            f"this tinyjudge reads {FORMAT!r} version {FORMAT_VERSION}: re-distill the model"
+        )
+    for name, expected in meta.get("files", {}).items():
+        path = d / name
+        if not path.is_file():
+            raise TinyjudgeError(f"{d}: missing {name}; the model directory is incomplete")
+        if file_sha256(path) != expected:
+            raise TinyjudgeError(
+                f"{path}: SHA-256 differs from the one recorded at save time; the file was "
+                "changed or corrupted: re-distill or restore it"
+            )
+    tier = meta.get("tier")
+    if tier not in TIERS:
+        raise TinyjudgeError(f"{meta_path}: unknown tier {tier!r}; tiers are {sorted(TIERS)}")
+    model = TIERS[tier]._load(d, meta)
+    if calibrated:
+        model.calibrator_ = _calibrator(d)
+    return model
+
+
+def _calibrator(model_dir: Path) -> Any:
+    # The calibrate stage comes later in the pipeline; without it (or without a
+    # calibration file) the model's own probabilities are used.
+    try:
+        from tinyjudge.calibrate import load_calibrator
+    except ImportError:
+        return None
+    return load_calibrator(model_dir)

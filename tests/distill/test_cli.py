@@ -1,0 +1,106 @@
+"""`tinyjudge distill` and `tinyjudge score` end to end, in a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tinyjudge.datasets.importers import Imported
+from tinyjudge.datasets.jsonl import read_labels, write_jsonl
+
+
+def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tinyjudge.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def files(xs: Imported, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("xs")
+    write_jsonl(d / "items.jsonl", xs.items)
+    write_jsonl(d / "labels.jsonl", xs.labels)
+    return d
+
+
+def test_distill_then_score(files: Path, tmp_path: Path) -> None:
+    res = _run(
+        "distill",
+        files / "items.jsonl",
+        files / "labels.jsonl",
+        "--source",
+        "judge:gpt-4",
+        "--rubric",
+        "compliance",
+        "--tier",
+        "linear",
+        "--group-by",
+        "metadata.prompt_id",
+        "--name",
+        "xs-lin",
+        "--param",
+        "C=5",
+        "--out",
+        tmp_path / "m",
+    )
+    assert res.returncode == 0, res.stderr
+    assert "agreement with judge:gpt-4: accuracy" in res.stdout and "Cohen's kappa" in res.stdout
+    meta = json.loads((tmp_path / "m" / "tinyjudge.json").read_text())
+    assert meta["params"]["C"] == 5
+    assert meta["card"]["teacher_source"] == "judge:gpt-4"
+    assert meta["card"]["group_by"] == "metadata.prompt_id"
+    assert 0.0 < meta["card"]["validation"]["cohen_kappa"] <= 1.0
+
+    res = _run(
+        "score",
+        tmp_path / "m",
+        files / "items.jsonl",
+        "--out",
+        tmp_path / "rm.jsonl",
+        "--batch-size",
+        "64",
+    )
+    assert res.returncode == 0, res.stderr
+    labels = read_labels(tmp_path / "rm.jsonl")
+    assert len(labels) == 500 and {lab.source for lab in labels} == {"rm:xs-lin"}
+    assert not list(tmp_path.glob(".rm.jsonl.*"))  # no temporary file left behind
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (["--source", "judge:gpt-5", "--rubric", "compliance"], "no labels with source"),
+        (["--source", "judge:gpt-4", "--rubric", "nope"], "unknown rubric 'nope'"),
+        (
+            ["--source", "judge:gpt-4", "--rubric", "compliance", "--tier", "forest"],
+            "unknown tier 'forest'",
+        ),
+        (
+            ["--source", "judge:gpt-4", "--rubric", "compliance", "--param", "depth=3"],
+            r"unknown option\(s\) \['depth'\] for the linear tier",
+        ),
+    ],
+    ids=["no-source", "no-rubric", "bad-tier", "bad-param"],
+)
+def test_distill_errors_are_one_line_exit_2(files: Path, tmp_path: Path, args, match) -> None:
+    res = _run(
+        "distill", files / "items.jsonl", files / "labels.jsonl", *args, "--out", tmp_path / "m"
+    )
+    assert res.returncode == 2
+    assert res.stderr.count("\n") == 1 and "error:" in res.stderr
+    import re
+
+    assert re.search(match, res.stderr)
+
+
+def test_score_rejects_a_tampered_model(files: Path, tmp_path: Path) -> None:
+    (tmp_path / "m").mkdir()
+    res = _run("score", tmp_path / "m", files / "items.jsonl", "--out", tmp_path / "o.jsonl")
+    assert res.returncode == 2 and "not a tinyjudge model directory" in res.stderr

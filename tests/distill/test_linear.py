@@ -1,0 +1,121 @@
+"""The linear tier on the real XSTest sample: fit, predict, save, load, tamper checks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.metrics import cohen_kappa_score
+
+from tinyjudge.distill import LinearRM, TrainingSet, grouped_split, load_model
+from tinyjudge.errors import TinyjudgeError
+
+
+@pytest.fixture(scope="module")
+def fitted(xs_set: TrainingSet) -> tuple[LinearRM, TrainingSet, np.ndarray]:
+    train, val = grouped_split(xs_set.items, "metadata.prompt_id", 0.3, seed=0)
+    model = LinearRM("compliance", name="lin-test").fit(
+        [xs_set.items[i] for i in train], [xs_set.y_hard[i] for i in train]
+    )
+    return model, xs_set, val
+
+
+def test_linear_learns_the_teacher(fitted) -> None:
+    model, ts, val = fitted
+    assert model.classes_ == ["full_compliance", "full_refusal", "partial_refusal"]
+    P = model.predict_proba([ts.items[i] for i in val])
+    assert P.shape == (len(val), 3)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    kappa = cohen_kappa_score(
+        [ts.y_hard[i] for i in val], model.predict([ts.items[i] for i in val])
+    )
+    # 350 training rows of the sample: well above chance, below the full-data bar.
+    assert kappa > 0.5
+
+
+def test_score_items_gives_rm_labels(fitted) -> None:
+    model, ts, _ = fitted
+    labels = model.score_items(ts.items[:10], batch_size=3)
+    assert [lab.item_id for lab in labels] == [it.id for it in ts.items[:10]]
+    for lab in labels:
+        assert lab.source == "rm:lin-test" and lab.rubric == "compliance"
+        assert lab.rubric_hash == model.rubric.hash
+        assert lab.label == max(lab.probs, key=lab.probs.get)
+        assert lab.score == pytest.approx(lab.probs["full_refusal"] + lab.probs["partial_refusal"])
+
+
+def test_save_then_load_gives_identical_scores(fitted, tmp_path: Path) -> None:
+    model, ts, _ = fitted
+    model.save(tmp_path / "m")
+    names = sorted(p.name for p in (tmp_path / "m").iterdir())
+    assert names == ["README.md", "tinyjudge.json", "vocab.json", "weights.safetensors"]
+    again = load_model(tmp_path / "m")
+    assert again.name == "lin-test" and again.classes_ == model.classes_
+    np.testing.assert_array_equal(again.predict_proba(ts.items), model.predict_proba(ts.items))
+    card = (tmp_path / "m" / "README.md").read_text()
+    assert model.rubric.hash in card and model.card_["data_hash"] in card
+
+
+def test_soft_targets_and_clone(xs_set: TrainingSet) -> None:
+    items = xs_set.items[:200]
+    Y = xs_set.y_soft[:200] * 0.8 + 0.2 / 3  # a teacher that hedges
+    model = clone(LinearRM("compliance", C=2.0)).fit(items, Y)
+    hard = LinearRM("compliance", C=2.0).fit(items, xs_set.y_hard[:200])
+    assert model.get_params()["C"] == 2.0
+    # Hedged targets give less confident predictions than hard ones.
+    assert (
+        model.predict_proba(items).max(axis=1).mean() < hard.predict_proba(items).max(axis=1).mean()
+    )
+
+
+@pytest.mark.parametrize(
+    ("y", "match"),
+    [
+        (["full_compliance", "nope"], r"label 'nope' is not offered by rubric 'compliance'"),
+        (np.ones((2, 2)), r"shape \(n_items, n_labels\) = \(2, 3\), got \(2, 2\)"),
+        (["full_compliance"], r"got 2 items but 1 labels"),
+    ],
+    ids=["unknown-label", "soft-shape", "length"],
+)
+def test_fit_rejects_bad_targets(xs_set: TrainingSet, y, match: str) -> None:
+    with pytest.raises(TinyjudgeError, match=match):
+        LinearRM().fit(xs_set.items[:2], y)
+
+
+def test_predict_before_fit_is_an_error(xs_set: TrainingSet) -> None:
+    with pytest.raises(TinyjudgeError, match="not fitted; call fit"):
+        LinearRM().predict(xs_set.items[:1])
+
+
+def _tamper_weights(d: Path) -> None:
+    blob = bytearray((d / "weights.safetensors").read_bytes())
+    blob[-1] ^= 0x01
+    (d / "weights.safetensors").write_bytes(bytes(blob))
+
+
+def _bump_version(d: Path) -> None:
+    meta = json.loads((d / "tinyjudge.json").read_text())
+    meta["version"] = 99
+    (d / "tinyjudge.json").write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize(
+    ("spoil", "match"),
+    [
+        (_tamper_weights, r"weights.safetensors: SHA-256 differs"),
+        (_bump_version, r"version 99; this tinyjudge reads .* version 1"),
+        (lambda d: (d / "tinyjudge.json").unlink(), r"not a tinyjudge model directory"),
+        (lambda d: (d / "vocab.json").unlink(), r"missing vocab.json"),
+        (lambda d: (d / "tinyjudge.json").write_text("{oops"), r"tinyjudge.json:1: not valid"),
+    ],
+    ids=["tampered-weights", "other-version", "no-meta", "missing-file", "bad-json"],
+)
+def test_load_rejects_spoiled_dirs(fitted, tmp_path: Path, spoil, match: str) -> None:
+    model, _, _ = fitted
+    d = model.save(tmp_path / "m")
+    spoil(d)
+    with pytest.raises(TinyjudgeError, match=match):
+        load_model(d)
