@@ -21,8 +21,8 @@ _INVISIBLE = dict.fromkeys(
 # "label": "x" / label = x / Label: **x**, for output that is not JSON.
 _LABEL_LINE = re.compile(
     r"""(?:^|[\s{,*"'])(?:label|verdict|answer)\s*["'*]*\s*[:=]\s*["'`*]*\s*"""
-    r"""([A-Za-z0-9 _\-]+?)["'`*]*\s*(?:[,}\n]|$)""",
-    re.IGNORECASE,
+    r"""([A-Za-z0-9 _\-]+?)["'`*]*[ \t]*(?=[,}\n]|$)""",
+    re.IGNORECASE | re.MULTILINE,
 )
 _STEP_LINE = re.compile(
     r"""(?:^|[\s{,*"'])step\s*["'*]*\s*[:=]\s*["'*]*\s*(-?\d+)""", re.IGNORECASE
@@ -118,6 +118,7 @@ def parse_verdict(
     labels: list[str],
     *,
     step: bool = False,
+    step_required: bool | None = None,
     n_steps: int | None = None,
     hint: bool = False,
 ) -> Verdict | ParseFailure:
@@ -131,7 +132,8 @@ def parse_verdict(
     Args:
         output: the model's output text.
         labels: the allowed labels (for a ``step`` rubric: the item's agents).
-        step: the verdict must carry ``step``, a 0-based message index.
+        step: read ``step``, a 0-based message index.
+        step_required: a verdict without ``step`` is a failure (default: ``step``).
         n_steps: the number of messages, to range-check steps.
         hint: read a ``hint`` (``{"step", "text"}`` or a string) as well.
     """
@@ -187,9 +189,11 @@ def parse_verdict(
         verdict = Verdict(
             label=label, step=int(steps[-1].group(1)) if steps else None, label_span=span
         )
+    if step_required is None:
+        step_required = step
     if step:
-        if verdict.step is None:
+        if verdict.step is None and step_required:
             return ParseFailure('the verdict has no integer "step"')
-        if n_steps is not None and not 0 <= verdict.step < n_steps:
+        if verdict.step is not None and n_steps is not None and not 0 <= verdict.step < n_steps:
             return ParseFailure(f"step {verdict.step} is out of range 0..{n_steps - 1}")
     return verdict

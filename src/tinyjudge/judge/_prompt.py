@@ -53,7 +53,7 @@ def item_agents(item: Item) -> list[str]:
 
 def verdict_schema(rubric: Rubric, agents: list[str] | None = None) -> dict[str, Any]:
     """The JSON schema of a verdict for ``response_format``."""
-    if rubric.step:
+    if rubric.type == "step":
         label: dict[str, Any] = {"type": "string"}
         if agents:
             label["enum"] = agents
@@ -62,14 +62,24 @@ def verdict_schema(rubric: Rubric, agents: list[str] | None = None) -> dict[str,
     props: dict[str, Any] = {"rationale": {"type": "string"}, "label": label}
     required = ["rationale", "label"]
     if rubric.step:
-        props["step"] = {"type": "integer"}
+        # A "step" rubric always names the step; others may leave it null (nothing found).
+        props["step"] = {"type": "integer" if rubric.type == "step" else ["integer", "null"]}
         required.append("step")
     if rubric.hint:
+        # Null where there is nothing to fix (e.g. a "none" verdict).
         props["hint"] = {
-            "type": "object",
-            "properties": {"step": {"type": "integer"}, "text": {"type": "string"}},
-            "required": ["step", "text"],
-            "additionalProperties": False,
+            "anyOf": [
+                {
+                    "type": "object",
+                    "properties": {
+                        "step": {"type": ["integer", "null"]},
+                        "text": {"type": "string"},
+                    },
+                    "required": ["step", "text"],
+                    "additionalProperties": False,
+                },
+                {"type": "null"},
+            ]
         }
         required.append("hint")
     return {
@@ -109,10 +119,15 @@ def render_window(win: Windowed) -> str:
 
 
 def _format_spec(rubric: Rubric, agents: list[str] | None) -> str:
-    if rubric.step:
+    if rubric.type == "step":
         label_doc = (
-            f'"label": the name of the agent responsible for the first mistake, one of {agents}, '
+            f'"label": the name of the agent responsible for the first mistake, one of {agents}; '
             '"step": the 0-based step number where that mistake happened'
+        )
+    elif rubric.step:
+        label_doc = (
+            f'"label": exactly one of {rubric.label_names}; "step": the 0-based step number '
+            "of the evidence for it, or null when there is none"
         )
     else:
         label_doc = f'"label": exactly one of {rubric.label_names}'
@@ -125,7 +140,7 @@ def _format_spec(rubric: Rubric, agents: list[str] | None) -> str:
     if rubric.hint:
         lines.append(
             '- "hint": {"step": the step where the agent went wrong, "text": the hint the agent '
-            "should have been given at that step}."
+            "should have been given at that step}, or null when nothing went wrong."
         )
     return "\n".join(lines)
 
@@ -139,7 +154,7 @@ def build_messages(
 ) -> list[dict[str, str]]:
     """The chat messages sent to the judge for one item (and one order, for a pair)."""
     nonce = fence_nonce(item, rubric)
-    agents = item_agents(item) if rubric.step else None
+    agents = item_agents(item) if rubric.type == "step" else None
     system = "\n\n".join(
         [
             "You are a careful judge. Apply the rubric below to the material you are given.",

@@ -328,7 +328,7 @@ class Judge:
         rubric = self.rubric
         window = window_messages(item, rubric)
         messages = build_messages(item, rubric, order, window)  # type: ignore[arg-type]
-        agents = item_agents(item) if rubric.step else None
+        agents = item_agents(item) if rubric.type == "step" else None
         labels = agents if agents is not None else rubric.label_names
         schema = verdict_schema(rubric, agents)
         headers = {ITEM_HEADER: item.id, ORDER_HEADER: order}

@@ -47,7 +47,14 @@ def result_from_outputs(
     parsed: list[tuple[Verdict, dict[str, float]]] = []
     failures: list[str] = []
     for text, lps in zip(texts, logprobs, strict=True):
-        v = parse_verdict(text, labels, step=rubric.step, n_steps=n_steps, hint=rubric.hint)
+        v = parse_verdict(
+            text,
+            labels,
+            step=rubric.step,
+            step_required=rubric.type == "step",
+            n_steps=n_steps,
+            hint=rubric.hint,
+        )
         if isinstance(v, ParseFailure):
             failures.append(v.reason)
             continue

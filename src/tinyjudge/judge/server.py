@@ -272,7 +272,7 @@ class _Handler(BaseHTTPRequestHandler):
         if check:
             self._error(400, check)
             return
-        n = int(body.get("n") or 1)
+        n = 1 if owner.ignore_n else int(body.get("n") or 1)
         replies: list[Reply] = []
         for sample in range(n):
             got = owner.responder(Request(body, headers, self.path, call, sample))
@@ -326,6 +326,7 @@ class LocalServer:
         reject_json_schema: answer 400 to ``response_format`` type ``json_schema``,
             as llama.cpp's server does.
         reject_logprobs: answer 400 to ``logprobs``.
+        ignore_n: answer one choice whatever ``n`` asks (as Ollama does).
         port: 0 picks a free port.
     """
 
@@ -333,6 +334,7 @@ class LocalServer:
     latency: float = 0.0
     reject_json_schema: bool = False
     reject_logprobs: bool = False
+    ignore_n: bool = False
     port: int = 0
     calls: int = 0
     calls_by_item: Counter[str] = field(default_factory=Counter)

@@ -1,0 +1,48 @@
+"""Fixtures for the judge tests: rubrics, items and a scripted local server."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from judge_helpers import single  # noqa: E402
+
+from tinyjudge.judge import Fault, LocalServer, Reply, Request
+from tinyjudge.records import Item
+from tinyjudge.rubric import Rubric, load_rubric
+
+
+@pytest.fixture
+def compliance() -> Rubric:
+    return load_rubric("compliance")
+
+
+@pytest.fixture
+def pairwise() -> Rubric:
+    return load_rubric("instruction_following")
+
+
+@pytest.fixture
+def items() -> list[Item]:
+    return [single(i) for i in range(12)]
+
+
+@pytest.fixture
+def serve() -> Callable[..., LocalServer]:
+    """Start LocalServers that are stopped after the test."""
+    started: list[LocalServer] = []
+
+    def start(responder: Callable[[Request], Reply | Fault | str], **kw: object) -> LocalServer:
+        srv = LocalServer(responder, **kw)  # type: ignore[arg-type]
+        srv.start()
+        started.append(srv)
+        return srv
+
+    yield start
+    for srv in started:
+        srv.stop()

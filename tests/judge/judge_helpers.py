@@ -1,0 +1,32 @@
+"""Helpers shared by the judge tests (imported by name: conftest puts this folder on sys.path)."""
+
+from __future__ import annotations
+
+import json
+
+from tinyjudge.records import Item, Message
+
+LABELS = ["full_compliance", "full_refusal", "partial_refusal"]
+
+
+def verdict(label: str, rationale: str = "because", **extra: object) -> str:
+    return json.dumps({"rationale": rationale, "label": label, **extra})
+
+
+def single(i: int, text: str = "Sure, here is how.") -> Item:
+    return Item(
+        id=f"it-{i}",
+        messages=[
+            Message(role="user", content=f"question number {i}"),
+            Message(role="assistant", content=text),
+        ],
+    )
+
+
+def pair(i: int) -> Item:
+    return Item(
+        id=f"pair-{i}",
+        context=[Message(role="user", content=f"write haiku {i}")],
+        response_a=[Message(role="assistant", content=f"first answer {i}")],
+        response_b=[Message(role="assistant", content=f"second answer {i}")],
+    )

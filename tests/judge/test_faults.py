@@ -1,0 +1,160 @@
+"""Faults over real HTTP: retried with backoff, then the item is unscored and the run goes on."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from judge_helpers import single, verdict
+
+from tinyjudge.errors import TinyjudgeError
+from tinyjudge.judge import Fault, Judge, Reply, Request, Store
+
+OK = Reply(verdict("full_refusal"))
+
+
+def faulty(first: Fault, times: int = 1):
+    """Answer each item with ``first`` for its first ``times`` calls, then a verdict."""
+    seen: dict[str, int] = {}
+    stamps: dict[str, list[float]] = {}
+
+    def respond(req: Request) -> Reply | Fault:
+        n = seen[req.item_id] = seen.get(req.item_id, 0) + 1
+        stamps.setdefault(req.item_id, []).append(time.monotonic())
+        return first if n <= times else OK
+
+    respond.stamps = stamps  # type: ignore[attr-defined]
+    return respond
+
+
+FAULTS = [
+    ("rate_limited", Fault("status", 429, retry_after=0)),
+    ("server_error", Fault("status", 500)),
+    ("bad_gateway", Fault("status", 502)),
+    ("unavailable", Fault("status", 503)),
+    ("not_json", Fault("garbage")),
+    ("dropped_connection", Fault("drop")),
+    ("too_slow", Fault("slow", delay=1.5, then=OK)),
+]
+
+
+@pytest.mark.parametrize("fault", [f[1] for f in FAULTS], ids=[f[0] for f in FAULTS])
+def test_a_fault_is_retried_then_succeeds(serve, compliance, fault: Fault) -> None:
+    srv = serve(faulty(fault, times=2))
+    judge = Judge(compliance, "m", base_url=srv.base_url, backoff=0.01, timeout=0.5, max_retries=3)
+    labels = judge.run([single(1), single(2)])
+    assert [lab.label for lab in labels] == ["full_refusal", "full_refusal"]
+    assert srv.calls_by_item == {"it-1": 3, "it-2": 3}
+    assert judge.summary.retries == 4 and judge.summary.unscored == 0
+    assert all(lab.usage["retries"] == 2 for lab in labels)
+
+
+@pytest.mark.parametrize("fault", [f[1] for f in FAULTS], ids=[f[0] for f in FAULTS])
+def test_a_fault_that_persists_leaves_the_item_unscored(
+    serve, compliance, fault: Fault, tmp_path: Path
+) -> None:
+    def respond(req: Request) -> Reply | Fault:
+        return fault if req.item_id == "it-1" else OK
+
+    srv = serve(respond)
+    cache = tmp_path / "c.sqlite"
+    judge = Judge(
+        compliance,
+        "m",
+        base_url=srv.base_url,
+        backoff=0.01,
+        timeout=0.5,
+        max_retries=2,
+        cache=cache,
+    )
+    bad, good = judge.run([single(1), single(2)])
+    assert good.label == "full_refusal"
+    assert (
+        bad.status == "unscored" and bad.label is None and "after 2 retries" in (bad.reason or "")
+    )
+    assert srv.calls_by_item["it-1"] == 3
+    assert judge.summary.unscored == 1 and judge.summary.failed == 1
+    # A failed call is not a judgment: it is not cached, so the next run asks again.
+    with Store(cache) as store:
+        assert store.item_ids() == {"it-2"}
+    srv.responder = lambda req: OK
+    again = judge.run([single(1), single(2)])
+    assert [lab.label for lab in again] == ["full_refusal", "full_refusal"]
+    assert srv.calls_by_item["it-1"] == 4 and srv.calls_by_item["it-2"] == 1
+
+
+@pytest.mark.parametrize("retry_after", ["0.4", "http_date"], ids=["seconds", "http_date"])
+def test_retry_after_is_honoured(serve, compliance, retry_after: str) -> None:
+    if retry_after == "http_date":
+        import email.utils
+
+        retry_after = email.utils.formatdate(time.time() + 1.2, usegmt=True)
+        least = 0.15  # an HTTP date has one-second resolution
+    else:
+        least = 0.4
+    responder = faulty(Fault("status", 429, retry_after=retry_after))
+    srv = serve(responder)
+    # A tiny backoff: only Retry-After can explain a long gap.
+    judge = Judge(compliance, "m", base_url=srv.base_url, backoff=0.001)
+    [lab] = judge.run([single(1)])
+    first, second = responder.stamps["it-1"]
+    assert lab.label == "full_refusal"
+    assert second - first >= least
+
+
+def test_a_client_error_is_not_retried(serve, compliance) -> None:
+    srv = serve(lambda req: Fault("status", 422, message="unprocessable"))
+    [lab] = Judge(compliance, "m", base_url=srv.base_url, backoff=0.01).run([single(1)])
+    assert (
+        srv.calls == 1
+        and lab.status == "unscored"
+        and "HTTP 422: unprocessable" in (lab.reason or "")
+    )
+
+
+@pytest.mark.parametrize("status", [401, 403, 404], ids=["unauthorized", "forbidden", "no_model"])
+def test_an_error_no_item_can_pass_stops_the_run(
+    serve, compliance, status: int, tmp_path: Path
+) -> None:
+    def respond(req: Request) -> Reply | Fault:
+        return OK if req.item_id == "it-0" else Fault("status", status, message="nope")
+
+    srv = serve(respond)
+    cache = tmp_path / "c.sqlite"
+    judge = Judge(compliance, "m", base_url=srv.base_url, cache=cache, concurrency=1)
+    with pytest.raises(
+        TinyjudgeError, match=f"the endpoint refused the judge: HTTP {status}: nope; finished"
+    ):
+        judge.run([single(i) for i in range(5)])
+    with Store(cache) as store:
+        assert store.item_ids() == {"it-0"}
+    assert srv.calls == 2
+
+
+def test_json_schema_rejected_falls_back_to_json_object(serve, compliance) -> None:
+    srv = serve(
+        lambda req: Reply(verdict("full_refusal")), reject_json_schema=True, keep_requests=True
+    )
+    judge = Judge(compliance, "m", base_url=srv.base_url, concurrency=1)
+    labels = judge.run([single(1), single(2)])
+    assert [lab.label for lab in labels] == ["full_refusal", "full_refusal"]
+    kinds = [r.get("response_format", {}).get("type") for r in srv.requests]
+    # One rejected json_schema call, then json_object for everything after it.
+    assert kinds == ["json_schema", "json_object", "json_object"]
+    assert srv.requests[1]["response_format"]["schema"]["properties"]["label"]["enum"]
+    assert judge.summary.fallbacks and "json_schema+logprobs rejected" in judge.summary.fallbacks[0]
+    assert judge.summary.retries == 0
+
+
+def test_every_format_rejected_ends_in_plain_text(serve, compliance) -> None:
+    def respond(req: Request) -> Reply | Fault:
+        if req.body.get("response_format") or req.body.get("logprobs"):
+            return Fault("status", 400, message="unsupported parameter")
+        return Reply("Verdict: full_refusal")
+
+    srv = serve(respond, keep_requests=True)
+    judge = Judge(compliance, "m", base_url=srv.base_url)
+    [lab] = judge.run([single(1)])
+    assert lab.label == "full_refusal" and len(judge.summary.fallbacks) == 3
+    assert "response_format" not in srv.requests[-1] and not srv.requests[-1].get("logprobs")
