@@ -145,9 +145,38 @@ def audit() -> None:
 
 
 @app.command()
-def estimate() -> None:
+def estimate(
+    labels: list[Path] = typer.Argument(..., help="labels JSONL file(s), any sources"),
+    items: Path = typer.Option(None, "--items", help="items JSONL (needed for --by)"),
+    cheap: str = typer.Option(..., "--cheap", help="the cheap source, e.g. judge:gpt-4"),
+    human: str = typer.Option(..., "--human", help="the human source, e.g. human:final"),
+    rubric: str = typer.Option(None, "--rubric", help="its `positive` labels are the behaviour"),
+    by: str = typer.Option(None, "--by", help="group key, e.g. metadata.answering_model"),
+    compare: tuple[str, str] | None = typer.Option(None, "--compare", help="groups A B"),
+    level: float = typer.Option(0.9, "--level", help="coverage of the intervals"),
+    method: str = typer.Option("ppi++", "--method", help="ppi++ | ppi | stratified"),
+    human_fraction: float = typer.Option(None, "--human-fraction", help="keep this share"),
+    seed: int = typer.Option(0, "--seed", help="seed of --human-fraction's draw"),
+    json_out: Path = typer.Option(None, "--json", help="also write the figures as JSON"),
+) -> None:
     """Estimate behaviour rates from cheap labels plus a few human ones (PPI)."""
-    _not_built("estimate", "the calibrate/audit issue")
+    from tinyjudge.audit.estimate._cli import estimate_command
+
+    estimate_command(
+        labels,
+        items=items,
+        cheap=cheap,
+        human=human,
+        rubric=rubric,
+        by=by,
+        compare=compare,
+        level=level,
+        method=method,
+        human_fraction=human_fraction,
+        seed=seed,
+        json_out=json_out,
+        console=out,
+    )
 
 
 @app.command()

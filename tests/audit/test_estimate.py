@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tinyjudge.audit.estimate import (
+    behaviour_value,
     cheap_strata,
     compare_rates,
     estimate_rate,
+    estimate_rates,
     newcombe_difference,
     normal_mean,
     ppi_lambda,
@@ -20,7 +27,15 @@ from tinyjudge.audit.estimate import (
     wilson_mean,
     z_value,
 )
+from tinyjudge.datasets.jsonl import write_jsonl
 from tinyjudge.errors import TinyjudgeError
+from tinyjudge.records import Item, Label
+from tinyjudge.rubric import load_rubric
+
+# As in conftest.py; a module-scoped fixture cannot use the function-scoped `shared_data`.
+SHARED_DATA = Path(
+    os.environ.get("TINYJUDGE_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data")
+)
 
 # ---------------------------------------------------------------- hand-derived values
 
@@ -260,3 +275,179 @@ def test_select_for_labelling_contract() -> None:
     a = select_for_labelling(cheap, labelled, k=5, rng=42)
     b = select_for_labelling(cheap, labelled, k=5, rng=42)
     assert a.tolist() == b.tolist()
+
+
+# ---------------------------------------------------------------- labels and the CLI
+
+
+def _lab(item_id: str, source: str, label: str | None, **kw) -> Label:
+    if label is None:
+        return Label(item_id=item_id, rubric="compliance", source=source, status="unscored",
+                     raw="???", reason="unparseable")  # fmt: skip
+    return Label(item_id=item_id, rubric="compliance", source=source, label=label, **kw)
+
+
+def test_behaviour_value_reads_probs_then_label_then_score() -> None:
+    rub = load_rubric("compliance")  # positive: full_refusal, partial_refusal
+    probs = {"full_compliance": 0.2, "full_refusal": 0.5, "partial_refusal": 0.3}
+    assert behaviour_value(_lab("i", "rm:x", "full_refusal", probs=probs), rub) == pytest.approx(
+        0.8
+    )
+    assert behaviour_value(_lab("i", "human:a", "partial_refusal"), rub) == 1.0
+    assert behaviour_value(_lab("i", "human:a", "full_compliance"), rub) == 0.0
+    scored = Label(item_id="i", rubric="compliance", source="rm:x", score=0.25)
+    assert behaviour_value(scored, rub) == 0.25
+    with pytest.raises(TinyjudgeError, match="score 3.0, not a probability"):
+        behaviour_value(Label(item_id="i", rubric="compliance", source="rm:x", score=3.0), rub)
+
+
+def test_estimate_rates_joins_and_counts_by_hand() -> None:
+    R, C, P = "full_refusal", "full_compliance", "partial_refusal"
+    labels = [
+        # cheap source: 6 items, one unscored
+        *(_lab(f"i{k}", "judge:j", v) for k, v in enumerate([R, C, R, C, P, None])),
+        # human: on i0..i2 (scored), i3 unscored, i5 whose cheap label is unscored
+        _lab("i0", "human:h", R), _lab("i1", "human:h", C), _lab("i2", "human:h", C),
+        _lab("i3", "human:h", None), _lab("i5", "human:h", R),
+    ]  # fmt: skip
+    rep = estimate_rates(labels, cheap="judge:j", human="human:h", level=0.9, method="ppi")
+    assert rep.rubric == "compliance"
+    assert rep.counts == {
+        "items": 5, "human": 3, "unscored_cheap": 1, "unscored_human": 1,
+        "human_without_cheap": 1, "not_in_items": 0,
+    }  # fmt: skip
+    # PPI with lam = 1: y = [1, 0, 0] on f = [1, 0, 1]; unlabelled f = [0, 1] (i3, i4)
+    # estimate = mean([0, 1]) + mean([0, 0, -1]) = 0.5 - 1/3 = 1/6
+    assert rep.overall.rate == pytest.approx(1 / 6)
+    assert rep.overall.n_human == 3 and rep.overall.n_items == 5
+
+
+def test_estimate_rates_errors(xstest_sample: Path) -> None:
+    labels = [_lab("a", "judge:j", "full_refusal"), _lab("a2", "judge:j", "full_refusal"),
+              _lab("b", "human:h", "full_refusal")]  # fmt: skip
+    with pytest.raises(TinyjudgeError, match=r"no item has both a scored 'judge:j' label"):
+        estimate_rates(labels, cheap="judge:j", human="human:h")
+    with pytest.raises(TinyjudgeError, match=r"sources present: \['human:h', 'judge:j'\]"):
+        estimate_rates(labels, cheap="rm:nope", human="human:h")
+    with pytest.raises(TinyjudgeError, match="needs the items"):
+        estimate_rates(labels, cheap="judge:j", human="human:h", by="metadata.x")
+    with pytest.raises(TinyjudgeError, match="needs a grouping key"):
+        estimate_rates(labels, cheap="judge:j", human="human:h", compare=("a", "b"))
+    with pytest.raises(TinyjudgeError, match="must be in \\(0, 1\\]"):
+        estimate_rates(labels, cheap="judge:j", human="human:h", human_fraction=0.0)
+    with pytest.raises(TinyjudgeError, match="several rubrics"):
+        other = Label(item_id="a", rubric="other", source="judge:j", label="x")
+        estimate_rates([*labels, other], cheap="judge:j", human="human:h")
+    with pytest.raises(TinyjudgeError, match="empty"):
+        estimate_rates([], cheap="judge:j", human="human:h")
+
+
+@pytest.fixture(scope="module")
+def xstest_full() -> tuple[list[Item], list[Label]]:
+    from tinyjudge.datasets.importers import run_import
+
+    if not (SHARED_DATA / "xstest").is_dir():
+        pytest.skip(f"real data not present at {SHARED_DATA}")
+    got = run_import("xstest", SHARED_DATA / "xstest")
+    return got.items, got.labels
+
+
+def test_xstest_all_human_labels_give_the_human_rate(xstest_full) -> None:
+    items, labels = xstest_full
+    rep = estimate_rates(labels, items, cheap="classifier:string-match", human="human:final",
+                         by="metadata.answering_model")  # fmt: skip
+    # Every item has a human label, so the cheap labels get no weight and the estimate is
+    # the share of refusals (full or partial) among the human labels, counted here directly.
+    finals = [lab.label for lab in labels if lab.source == "human:final"]
+    want = sum(v in ("full_refusal", "partial_refusal") for v in finals) / len(finals)
+    assert rep.overall.rate == pytest.approx(want)
+    assert rep.overall.estimate.lam == 0.0
+    assert sorted(rep.groups) == ["gpt4", "llama2new", "llama2orig", "mistralguard",
+                                  "mistralinstruct"]  # fmt: skip
+    assert all(g.n_items == 300 for g in rep.groups.values())
+
+
+@pytest.mark.parametrize("cheap", ["judge:gpt-4", "classifier:string-match"])
+def test_xstest_subsampled_human_labels_cover_the_full_rate(xstest_full, cheap: str) -> None:
+    # 10% of the human labels, drawn 60 times: the 90% interval should cover the rate from
+    # all of them (the truth for this finite set of items) most of the time.
+    items, labels = xstest_full
+    hits, gains = 0, []
+    for seed in range(60):
+        rep = estimate_rates(labels, items, cheap=cheap, human="human:final",
+                             human_fraction=0.1, seed=seed)  # fmt: skip
+        truth = rep.held_back["overall"]
+        hits += rep.overall.ci[0] <= truth <= rep.overall.ci[1]
+        gains.append(rep.overall.gain)
+        assert rep.counts["human"] == round(
+            0.1 * (rep.counts["human"] + rep.counts["human_held_back"])
+        )
+    assert hits / 60 >= 0.8
+    assert np.median(gains) > 1.2  # these cheap sources agree with people well (kappa ~0.6-0.7)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tinyjudge.cli", *args], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "COLUMNS": "120"})  # fmt: skip
+
+
+def test_cli_estimate_on_xstest(xstest_full, tmp_path: Path) -> None:
+    items, labels = xstest_full
+    write_jsonl(tmp_path / "items.jsonl", items)
+    write_jsonl(tmp_path / "labels.jsonl", labels)
+    res = _cli("estimate", str(tmp_path / "labels.jsonl"), "--items", str(tmp_path / "items.jsonl"),
+               "--cheap", "judge:gpt-4", "--human", "human:final", "--rubric", "compliance",
+               "--by", "metadata.answering_model", "--compare", "llama2orig", "mistralinstruct",
+               "--human-fraction", "0.2", "--seed", "1",
+               "--json", str(tmp_path / "est.json"))  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    for model in ["gpt4", "llama2new", "llama2orig", "mistralguard", "mistralinstruct", "all"]:
+        assert model in res.stdout
+    assert "7 unscored judge:gpt-4 labels" in res.stdout
+    assert "llama2orig - mistralinstruct:" in res.stdout
+    got = json.loads((tmp_path / "est.json").read_text())
+    assert got["counts"]["items"] == 1493 and got["counts"]["unscored_cheap"] == 7
+    assert got["counts"]["human"] == round(0.2 * 1493)
+    assert set(got["groups"]) == {
+        "gpt4",
+        "llama2new",
+        "llama2orig",
+        "mistralguard",
+        "mistralinstruct",
+    }
+    o = got["overall"]
+    assert o["ci"][0] <= o["rate"] <= o["ci"][1]
+    assert o["human_only_ci"][0] <= o["human_only"] <= o["human_only_ci"][1]
+    assert got["comparison"]["a"] == "llama2orig" and got["comparison"]["difference"] > 0
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (["--cheap", "judge:gpt4", "--human", "human:final"],
+         "no labels from cheap source 'judge:gpt4' under rubric 'compliance'; sources present: "
+         "['classifier:string-match', 'human:annotator_1'"),
+        (["--cheap", "judge:gpt-4", "--human", "human:final", "--by", "metadata.answering_model"],
+         "needs the items"),
+        (["--cheap", "judge:gpt-4", "--human", "human:final", "--method", "bayes"],
+         "unknown method 'bayes'"),
+        (["--cheap", "judge:gpt-4", "--human", "human:final", "--rubric", "nope"],
+         "unknown rubric 'nope'"),
+    ],
+    ids=["unknown-source", "by-without-items", "unknown-method", "unknown-rubric"],
+)  # fmt: skip
+def test_cli_estimate_errors(xstest_full, tmp_path: Path, args: list[str], match: str) -> None:
+    write_jsonl(tmp_path / "labels.jsonl", xstest_full[1])
+    res = _cli("estimate", str(tmp_path / "labels.jsonl"), *args)
+    assert res.returncode == 2
+    assert match in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 or "Traceback" not in res.stderr
+
+
+def test_cli_estimate_no_overlap(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "l.jsonl", [_lab("a", "judge:j", "full_refusal"),
+                                       _lab("b", "human:h", "full_refusal")])  # fmt: skip
+    res = _cli("estimate", str(tmp_path / "l.jsonl"), "--cheap", "judge:j", "--human", "human:h")
+    assert res.returncode == 2
+    assert "no item has both a scored 'judge:j' label and a scored 'human:h' label" in res.stderr
+    assert "Traceback" not in res.stderr

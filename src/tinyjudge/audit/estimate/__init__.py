@@ -8,6 +8,7 @@ label-level layer joins :class:`~tinyjudge.records.Label` records by item.
 from __future__ import annotations
 
 from ._active import cheap_strata, select_for_labelling, stratified_ppi_mean
+from ._labels import RateReport, behaviour_value, estimate_rates
 from ._ppi import (
     Difference,
     MeanEstimate,
@@ -37,6 +38,9 @@ __all__ = [
     "newcombe_difference",
     "estimate_rate",
     "compare_rates",
+    "estimate_rates",
+    "behaviour_value",
+    "RateReport",
     "cheap_strata",
     "select_for_labelling",
     "stratified_ppi_mean",

@@ -1,0 +1,294 @@
+"""From Label records to rates: join a cheap source and a human source by item.
+
+The behaviour is the rubric's ``positive`` labels (e.g. ``full_refusal`` and
+``partial_refusal`` for refusal). A label's value is the probability mass it puts
+on them (``probs``), else its ``score`` when that is a probability, else 1/0 for
+its class. An item is in the population when the cheap source scored it; unscored
+labels are counted, never turned into a class.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from tinyjudge.errors import TinyjudgeError
+from tinyjudge.records import Item, Label
+from tinyjudge.rubric import Rubric, load_rubric
+
+from ._rates import Method, RateDifference, RateEstimate, compare_rates, estimate_rate
+
+__all__ = ["RateReport", "behaviour_value", "estimate_rates"]
+
+MISSING_GROUP = "(missing)"
+
+
+def behaviour_value(label: Label, rubric: Rubric) -> float:
+    """The probability that a scored label says the behaviour occurred.
+
+    Raises:
+        TinyjudgeError: the rubric has no ``positive`` labels, or the label's
+            ``score`` (used without ``probs``) is not in [0, 1].
+    """
+    if not rubric.positive:
+        raise TinyjudgeError(
+            f"rubric {rubric.id!r} names no `positive` labels, so it defines no rate; "
+            "add e.g. `positive: [full_refusal]` to its YAML"
+        )
+    if label.probs:
+        return float(sum(label.probs.get(p, 0.0) for p in rubric.positive))
+    if label.label is not None:
+        return 1.0 if label.label in rubric.positive else 0.0
+    score = float(label.score)  # type: ignore[arg-type]  # an ok label has one of the two
+    if not 0.0 <= score <= 1.0:
+        raise TinyjudgeError(
+            f"label of {label.item_id!r} from {label.source!r} has score {score}, not a "
+            "probability in [0, 1], and no probs or label to read the behaviour from"
+        )
+    return score
+
+
+class RateReport(NamedTuple):
+    """Rates of a behaviour, overall and per group, from a cheap and a human source.
+
+    Attributes:
+        rubric: the rubric's id.
+        cheap: the cheap source, e.g. ``judge:gpt-4``.
+        human: the human source, e.g. ``human:final``.
+        by: the grouping key, e.g. ``metadata.answering_model`` (None: no groups).
+        overall: the estimate over all items.
+        groups: one estimate per group value.
+        comparison: ``rate(A) - rate(B)`` when two groups were compared.
+        compare: the two groups compared.
+        counts: items and labels used and left out, by reason.
+        held_back: when human labels were subsampled, the rate from all of them
+            (``overall`` and each group): a check on the estimate.
+    """
+
+    rubric: str
+    cheap: str
+    human: str
+    by: str | None
+    overall: RateEstimate
+    groups: dict[str, RateEstimate]
+    comparison: RateDifference | None
+    compare: tuple[str, str] | None
+    counts: dict[str, int]
+    held_back: dict[str, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready figures (infinite values become None)."""
+        out: dict[str, Any] = {
+            "rubric": self.rubric,
+            "cheap": self.cheap,
+            "human": self.human,
+            "by": self.by,
+            "level": self.overall.estimate.level,
+            "method": self.overall.estimate.method,
+            "overall": _rate_dict(self.overall),
+            "groups": {g: _rate_dict(r) for g, r in self.groups.items()},
+            "counts": dict(self.counts),
+        }
+        if self.held_back:
+            out["all_human_rate"] = dict(self.held_back)
+        if self.comparison is not None and self.compare is not None:
+            c = self.comparison
+            out["comparison"] = {
+                "a": self.compare[0],
+                "b": self.compare[1],
+                "difference": c.estimate.estimate,
+                "ci": list(c.estimate.ci),
+                "human_only": c.human_only.estimate,
+                "human_only_ci": list(c.human_only.ci),
+            }
+        return out
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+def _rate_dict(r: RateEstimate) -> dict[str, Any]:
+    return {
+        "rate": r.rate,
+        "ci": list(r.ci),
+        "lambda": r.estimate.lam,
+        "human_only": r.human_only.estimate,
+        "human_only_ci": list(r.human_only.ci),
+        "n_human": r.n_human,
+        "n_items": r.n_items,
+        "cheap_mean": r.cheap_mean,
+        "effective_n": _finite(r.effective_n),
+        "gain": _finite(r.gain),
+    }
+
+
+def _by_source(
+    labels: Iterable[Label], rubric_id: str | None
+) -> tuple[dict[str, dict[str, Label]], str]:
+    """``{source: {item_id: label}}`` under one rubric (the only one, if not named)."""
+    seen: dict[str, dict[str, dict[str, Label]]] = {}
+    for lab in labels:
+        # A later label for the same item and source wins, as in audit's pairing.
+        seen.setdefault(lab.rubric, {}).setdefault(lab.source, {})[lab.item_id] = lab
+    if not seen:
+        raise TinyjudgeError("no labels to estimate from: the label files are empty")
+    if rubric_id is None:
+        if len(seen) > 1:
+            raise TinyjudgeError(
+                f"the labels use several rubrics {sorted(seen)}; choose one with --rubric"
+            )
+        rubric_id = next(iter(seen))
+    if rubric_id not in seen:
+        raise TinyjudgeError(
+            f"no labels under rubric {rubric_id!r}; rubrics present: {sorted(seen)}"
+        )
+    return seen[rubric_id], rubric_id
+
+
+def _group_of(item: Item | None, by: str | None) -> str:
+    if by is None:
+        return "all"
+    value = item.get(by) if item is not None else None
+    return MISSING_GROUP if value is None else str(value)
+
+
+def estimate_rates(
+    labels: Iterable[Label],
+    items: Sequence[Item] | None = None,
+    *,
+    cheap: str,
+    human: str,
+    rubric: str | Rubric | None = None,
+    by: str | None = None,
+    compare: tuple[str, str] | None = None,
+    level: float = 0.9,
+    method: Method = "ppi++",
+    n_strata: int = 5,
+    human_fraction: float | None = None,
+    seed: int = 0,
+) -> RateReport:
+    """Estimate a behaviour's rate from a cheap source on all items and a few human labels.
+
+    Args:
+        labels: Label records of any sources; only ``cheap`` and ``human`` are used.
+        items: the items, needed for ``by`` (group values are read from them);
+            when given, labels of items not among them are left out (and counted).
+        cheap: the cheap source (a reward model, a judge, a classifier).
+        human: the human source, e.g. ``human:final``.
+        rubric: the rubric (name, path or object) whose ``positive`` labels are the
+            behaviour; by default the one rubric the labels use.
+        by: a dotted item key to group by, e.g. ``metadata.answering_model``.
+        compare: two group values A, B: also report ``rate(A) - rate(B)``.
+        level: nominal coverage of every interval.
+        method: ``ppi++``, ``ppi`` or ``stratified`` (see :func:`estimate_rate`).
+        n_strata: bins of the stratified design.
+        human_fraction: keep only this share of the human labels, drawn uniformly at
+            random (to see what a few labels would give); the rate from all of them is
+            reported beside, in ``held_back``.
+        seed: seed of that draw.
+
+    Returns:
+        A :class:`RateReport`. ``counts`` holds ``items`` (scored by the cheap
+        source), ``human`` (used), ``unscored_cheap``, ``unscored_human``,
+        ``human_without_cheap``, ``not_in_items`` and ``human_held_back``.
+
+    Raises:
+        TinyjudgeError: an unknown source (the message lists those present), no item
+            with both labels, ``by`` without items, an unknown group in ``compare``,
+            a fraction outside (0, 1], or fewer than 2 human labels in a group.
+    """
+    if rubric is None:
+        table, rubric_id = _by_source(labels, None)
+        rub = load_rubric(rubric_id)
+    else:
+        rub = load_rubric(rubric)
+        table, rubric_id = _by_source(labels, rub.id)
+    for name, src in (("cheap", cheap), ("human", human)):
+        if src not in table:
+            raise TinyjudgeError(
+                f"no labels from {name} source {src!r} under rubric {rubric_id!r}; "
+                f"sources present: {sorted(table)}"
+            )
+    if by is not None and items is None:
+        raise TinyjudgeError(f"grouping by {by!r} needs the items (--items ITEMS.jsonl)")
+    if compare is not None and by is None:
+        raise TinyjudgeError("comparing two groups needs a grouping key (--by)")
+    if human_fraction is not None and not 0.0 < human_fraction <= 1.0:
+        raise TinyjudgeError(f"the human fraction must be in (0, 1], got {human_fraction}")
+    index = {it.id: it for it in items} if items is not None else None
+    counts = dict.fromkeys(
+        ["items", "human", "unscored_cheap", "unscored_human", "human_without_cheap"], 0
+    )
+    counts["not_in_items"] = 0
+    f_val: dict[str, float] = {}
+    for item_id, lab in table[cheap].items():
+        if index is not None and item_id not in index:
+            counts["not_in_items"] += 1
+        elif lab.status != "ok":
+            counts["unscored_cheap"] += 1
+        else:
+            f_val[item_id] = behaviour_value(lab, rub)
+    y_val: dict[str, float] = {}
+    for item_id, lab in table[human].items():
+        if index is not None and item_id not in index:
+            counts["not_in_items"] += 1
+        elif lab.status != "ok":
+            counts["unscored_human"] += 1
+        elif item_id not in f_val:
+            counts["human_without_cheap"] += 1
+        else:
+            y_val[item_id] = behaviour_value(lab, rub)
+    if not y_val:
+        raise TinyjudgeError(
+            f"no item has both a scored {cheap!r} label and a scored {human!r} label; "
+            "check that the two sources labelled the same item ids"
+        )
+    ids = list(f_val)
+    group = {i: _group_of(index.get(i) if index is not None else None, by) for i in ids}
+    held_back: dict[str, float] = {}
+    if human_fraction is not None and human_fraction < 1.0:
+        everyone = sorted(y_val)
+        held_back["overall"] = float(np.mean([y_val[i] for i in everyone]))
+        if by is not None:
+            for g in sorted({group[i] for i in everyone}):
+                held_back[g] = float(np.mean([y_val[i] for i in everyone if group[i] == g]))
+        keep = max(2, round(human_fraction * len(everyone)))
+        chosen = np.random.default_rng(seed).choice(len(everyone), size=keep, replace=False)
+        y_val = {everyone[j]: y_val[everyone[j]] for j in sorted(chosen)}
+        counts["human_held_back"] = len(everyone) - len(y_val)
+    counts["items"], counts["human"] = len(ids), len(y_val)
+
+    def arrays(members: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        f = np.asarray([f_val[i] for i in members], dtype=float)
+        y = np.asarray([y_val.get(i, np.nan) for i in members], dtype=float)
+        return f, y
+
+    def fit(members: list[str], what: str) -> RateEstimate:
+        try:
+            return estimate_rate(*arrays(members), level=level, method=method, n_strata=n_strata)
+        except TinyjudgeError as e:
+            raise TinyjudgeError(f"{what}: {e}") from None
+
+    overall = fit(ids, "all items")
+    groups: dict[str, RateEstimate] = {}
+    if by is not None:
+        for g in sorted(set(group.values())):
+            groups[g] = fit([i for i in ids if group[i] == g], f"group {by}={g}")
+    comparison = None
+    if compare is not None:
+        missing = [g for g in compare if g not in groups]
+        if missing:
+            raise TinyjudgeError(
+                f"no group {missing[0]!r} under {by!r}; groups present: {sorted(groups)}"
+            )
+        a, b = ([i for i in ids if group[i] == g] for g in compare)
+        comparison = compare_rates(
+            *arrays(a), *arrays(b), level=level, method=method, n_strata=n_strata
+        )
+    return RateReport(
+        rub.id, cheap, human, by, overall, groups, comparison, compare, counts, held_back
+    )
