@@ -11,6 +11,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from tinyjudge.errors import TinyjudgeError
 
@@ -30,7 +31,7 @@ out = Console(highlight=False)
 
 def fail(message: str) -> None:
     """Print one error line and exit 2."""
-    err.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
+    err.print(f"[bold red]error:[/] {escape(message)}", markup=True, soft_wrap=True)
     raise typer.Exit(2)
 
 
@@ -45,22 +46,40 @@ def import_cmd(
     out_dir: Path = typer.Option(..., "--out", help="writes OUT/items.jsonl and OUT/labels.jsonl"),
     skip_bad: bool = typer.Option(False, "--skip-bad", help="report bad rows and go on"),
 ) -> None:
-    """Import a public labelled set into items.jsonl and labels.jsonl."""
-    from tinyjudge.datasets.importers import run_import
+    """Import a public labelled set into items.jsonl and labels.jsonl.
+
+    Without --skip-bad the import stops at the first bad record, exits 2 and
+    keeps what it read before it; with --skip-bad it reports each bad record
+    and imports the rest.
+    """
+    from tinyjudge.datasets.importers import ImportStopped, run_import
     from tinyjudge.datasets.jsonl import write_jsonl
 
-    result = run_import(name, src, skip_bad=skip_bad)
-    n_items = write_jsonl(out_dir / "items.jsonl", result.items)
-    n_labels = write_jsonl(out_dir / "labels.jsonl", result.labels)
-    out.print(f"{name}: {n_items} items, {n_labels} labels -> {out_dir}")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise TinyjudgeError(f"--out {out_dir} is a file; give a folder to write into")
+    items_path, labels_path = out_dir / "items.jsonl", out_dir / "labels.jsonl"
+    try:
+        result = run_import(name, src, skip_bad=skip_bad)
+    except ImportStopped as stop:
+        n_items = write_jsonl(items_path, stop.kept.items)
+        n_labels = write_jsonl(labels_path, stop.kept.labels)
+        fail(
+            f"{stop}; kept the {n_items} items and {n_labels} labels read before it in "
+            f"{items_path} and {labels_path}; fix that record, or rerun with --skip-bad "
+            "to import the rest"
+        )
+        return
+    n_items = write_jsonl(items_path, result.items)
+    n_labels = write_jsonl(labels_path, result.labels)
+    out.print(f"{name}: {n_items} items, {n_labels} labels -> {out_dir}", markup=False)
     for source, n in result.sources().items():
         unscored = sum(1 for lab in result.labels if lab.source == source and lab.status != "ok")
         extra = f" ({unscored} unscored)" if unscored else ""
-        out.print(f"  {source:<32} {n:>6}{extra}")
+        out.print(f"  {source:<32} {n:>6}{extra}", markup=False)
     for bad in result.bad:
-        err.print(f"skipped: {bad}")
+        err.print(f"skipped: {bad}", markup=False, soft_wrap=True)
     if result.bad:
-        err.print(f"{len(result.bad)} bad rows skipped")
+        err.print(f"{len(result.bad)} bad records skipped (listed above)", markup=False)
 
 
 @app.command()
@@ -238,7 +257,13 @@ def main() -> None:
     try:
         rc = app(standalone_mode=False)
     except TinyjudgeError as e:
-        err.print(f"[bold red]error:[/] {e}", markup=True, soft_wrap=True)
+        err.print(f"[bold red]error:[/] {escape(str(e))}", markup=True, soft_wrap=True)
+        sys.exit(2)
+    except OSError as e:
+        # A path the user gave that cannot be read or written (permissions, a
+        # file where a folder is needed, a full disk): their fix, not our bug.
+        where = f"{e.filename}: " if e.filename else ""
+        err.print(f"[bold red]error:[/] {escape(where + (e.strerror or str(e)))}", soft_wrap=True)
         sys.exit(2)
     except typer.Exit as e:
         sys.exit(e.exit_code)
@@ -248,12 +273,12 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print("interrupted; finished work is kept")
         sys.exit(130)
-    except Exception as e:  # click usage errors
-        import click
-
-        if isinstance(e, click.exceptions.ClickException):
-            e.show()
-            sys.exit(2)
+    except Exception as e:
+        # Usage errors (missing argument, bad option). Matched by name because
+        # typer >= 0.20 ships its own copy of click, not the `click` package.
+        if any(c.__name__ == "ClickException" for c in type(e).__mro__):
+            e.show()  # type: ignore[attr-defined]
+            sys.exit(getattr(e, "exit_code", 2) or 2)
         raise
     sys.exit(rc if isinstance(rc, int) else 0)
 

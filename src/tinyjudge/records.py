@@ -80,7 +80,10 @@ def content_text(content: str | list[dict[str, Any]] | None) -> str:
         return ""
     if isinstance(content, str):
         return content
-    return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    # Non-text parts (images, audio) have no text; they must not leave blank lines.
+    return "\n".join(
+        str(part["text"]) for part in content if isinstance(part, dict) and part.get("text")
+    )
 
 
 class Item(_Record):

@@ -10,12 +10,15 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tinyjudge.errors import TinyjudgeError
+
+if TYPE_CHECKING:
+    from tinyjudge.records import Label
 
 __all__ = [
     "Rubric",
@@ -92,20 +95,23 @@ class Rubric(_Spec):
             # so the label set is open: agent names differ between trajectories.
             if names:
                 raise ValueError(
-                    'a "step" rubric has no fixed "labels": the verdict is an agent name'
+                    'field labels: a "step" rubric has no fixed labels; the verdict is an '
+                    "agent name"
                 )
             self.step = True
         elif len(names) < 2:
-            raise ValueError(f"a {self.type} rubric needs at least 2 labels, got {names}")
+            raise ValueError(
+                f"field labels: a {self.type} rubric needs at least 2 labels, got {names}"
+            )
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
-            raise ValueError(f"labels are not unique: {dupes}")
+            raise ValueError(f"field labels: label names are not unique: {dupes}")
         for i, ex in enumerate(self.examples):
             if self.type != "step" and ex.label not in names:
-                raise ValueError(f"examples.{i}.label {ex.label!r} is not one of {names}")
+                raise ValueError(f"field examples.{i}.label: {ex.label!r} is not one of {names}")
         for p in self.positive:
             if p not in names:
-                raise ValueError(f"positive label {p!r} is not one of {names}")
+                raise ValueError(f"field positive: {p!r} is not one of {names}")
         return self
 
     @property
@@ -117,6 +123,35 @@ class Rubric(_Spec):
         """Content hash (16 hex digits) of everything that defines the rubric."""
         blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def label_problem(self, label: Label) -> str | None:
+        """Why ``label`` cannot be a verdict under this rubric, or None when it can.
+
+        The label must name this rubric's id. An ``unscored`` label always can
+        be a verdict: it holds no class. A ``step`` rubric's
+        verdict is an agent name (an open set) and must name the ``step``.
+        """
+        if label.rubric != self.id:
+            return f'label of rubric "{label.rubric}", not of rubric {self.id}'
+        if label.status == "unscored":
+            return None
+        if self.type == "step":
+            if label.label is not None and label.step is None:
+                return f'label "{label.label}" names no "step", which rubric {self.id} needs'
+            return None
+        names = self.label_names
+        allowed = f"is not one of {names} of rubric {self.id}"
+        if label.label is not None and label.label not in names:
+            return f'label "{label.label}" {allowed}'
+        for key in label.probs or {}:
+            if key not in names:
+                return f'"probs" key "{key}" {allowed}'
+        for order, verdict in (label.orders or {}).items():
+            if self.type == "pairwise" and order not in ("ab", "ba"):
+                return f"\"orders\" key \"{order}\" is not one of ['ab', 'ba']"
+            if verdict is not None and verdict not in names:
+                return f'"orders.{order}" verdict "{verdict}" {allowed}'
+        return None
 
     def score(self, probs: dict[str, float]) -> float | None:
         """The scalar score of a distribution: the mass on ``positive`` labels."""
@@ -200,7 +235,7 @@ def load_rubric(name_or_path: str | os.PathLike[str] | Rubric) -> Rubric:
         return Rubric.model_validate(data)
     except ValidationError as e:
         first = e.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"]) or "(top level)"
+        loc = ".".join(str(x) for x in first["loc"])
         msg = first["msg"].removeprefix("Value error, ")
         if first["type"] == "missing":
             msg = "missing"
@@ -208,4 +243,9 @@ def load_rubric(name_or_path: str | os.PathLike[str] | Rubric) -> Rubric:
             msg = f"unknown field (allowed: {sorted(Rubric.model_fields)})"
         elif first["type"] == "extra_forbidden":
             msg = "unknown field"
-        raise TinyjudgeError(f"{path}: field {loc}: {msg}") from None
+        elif first["type"] == "string_type" and isinstance(first.get("input"), dict):
+            # The usual cause: "text: more text" unquoted reads as a mapping.
+            msg += '; an unquoted ": " makes YAML read a mapping, so quote the text'
+        # Whole-rubric checks name their own field ("field labels: ...").
+        where = f"{path}: field {loc}: " if loc else f"{path}: "
+        raise TinyjudgeError(where + msg) from None

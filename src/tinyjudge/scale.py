@@ -42,12 +42,20 @@ def items_to_ray(items: Sequence[Item]) -> ray.data.Dataset:
     """A Ray Dataset with one ``item`` column of JSON strings."""
     import ray.data
 
-    return ray.data.from_items([{"item": it.model_dump_json(exclude_none=True)} for it in items])
+    rows = [
+        {"index": i, "item": it.model_dump_json(exclude_none=True)} for i, it in enumerate(items)
+    ]
+    return ray.data.from_items(rows)
 
 
 def labels_from_ray(ds: ray.data.Dataset) -> list[Label]:
-    """Collect the ``label`` column written by :func:`score_dataset`."""
-    return [Label.model_validate_json(row["label"]) for row in ds.iter_rows()]
+    """Collect the ``label`` column written by :func:`score_dataset`, in input order.
+
+    Blocks can finish out of order on a cluster, so rows are put back in order
+    by the ``index`` column that :func:`items_to_ray` adds.
+    """
+    rows = sorted(ds.iter_rows(), key=lambda row: int(row["index"]))
+    return [Label.model_validate_json(row["label"]) for row in rows]
 
 
 class _ScoreActor:
@@ -62,7 +70,11 @@ class _ScoreActor:
         items = [Item.model_validate(json.loads(s)) for s in batch["item"]]
         labels = self.model.score_items(items)
         out = [lab.model_dump_json(exclude_none=True) for lab in labels]
-        return {"item_id": np.array([it.id for it in items]), "label": np.array(out, dtype=object)}
+        return {
+            "index": np.asarray(batch["index"]),
+            "item_id": np.array([it.id for it in items]),
+            "label": np.array(out, dtype=object),
+        }
 
 
 def score_dataset(
@@ -72,7 +84,7 @@ def score_dataset(
     batch_size: int = 64,
     calibrated: bool = True,
 ) -> ray.data.Dataset:
-    """Score a Ray Dataset of items (column ``item``, JSON) with an actor pool.
+    """Score a Ray Dataset of items (columns ``index`` and ``item``, JSON) with an actor pool.
 
     Args:
         ds: rows with an ``item`` column, e.g. from :func:`items_to_ray`.
@@ -82,11 +94,10 @@ def score_dataset(
         calibrated: apply the directory's calibrator, if any.
 
     Returns:
-        A lazy dataset with ``item_id`` and ``label`` (JSON) columns, in input order.
+        A lazy dataset with ``index``, ``item_id`` and ``label`` (JSON) columns.
     """
     import ray.data
 
-    ray.data.DataContext.get_current().execution_options.preserve_order = True
     return ds.map_batches(
         _ScoreActor,
         fn_constructor_kwargs={

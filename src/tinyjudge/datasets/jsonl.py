@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from tinyjudge.errors import DataError
 from tinyjudge.records import Item, Label
+from tinyjudge.rubric import Rubric, load_rubric
 
 __all__ = [
     "read_jsonl",
@@ -55,36 +56,48 @@ def read_jsonl(
     path: str | os.PathLike[str],
     model: type[R],
     on_error: Callable[[DataError], None] | None = None,
+    check: Callable[[R], str | None] | None = None,
 ) -> Iterator[R]:
-    """Yield one validated record per non-empty line.
+    """Yield one validated record per non-empty line, lazily.
 
     Args:
         path: a ``.jsonl`` file.
         model: the record type, e.g. :class:`Item` or :class:`Label`.
         on_error: called with each bad line's :class:`DataError`; reading then
             goes on. Without it the first bad line raises.
+        check: returns why a valid record is still unacceptable (e.g.
+            :meth:`Rubric.label_problem`), or None; a problem is a bad line.
     """
     p = Path(path)
-    if not p.exists():
-        raise DataError(str(p), None, "no such file")
-    with p.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
+    if not p.is_file():
+        raise DataError(
+            str(p), None, "a folder, not a JSONL file" if p.is_dir() else "no such file"
+        )
+    # Binary lines: numbered like count_lines and editors (only b"\n" ends a line),
+    # and a line that is not UTF-8 is one bad line, not a crash of the whole read.
+    with p.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.strip():
                 continue
             try:
-                obj = json.loads(line)
+                obj = json.loads(raw.decode("utf-8"))
                 if not isinstance(obj, dict):
                     raise DataError(
                         str(p), lineno, f"expected a JSON object, got {type(obj).__name__}"
                     )
-                yield model.model_validate(obj)
+                record = model.model_validate(obj)
+                if check is not None and (problem := check(record)):
+                    raise DataError(str(p), lineno, problem)
             except json.JSONDecodeError as e:
                 err = DataError(str(p), lineno, f"malformed JSON ({e.msg} at column {e.colno})")
+            except UnicodeDecodeError as e:
+                err = DataError(str(p), lineno, f"not UTF-8 text (byte {e.start + 1})")
             except ValidationError as e:
                 err = DataError(str(p), lineno, describe_validation_error(e))
             except DataError as e:
                 err = e
             else:
+                yield record
                 continue
             if on_error is None:
                 raise err
@@ -99,10 +112,25 @@ def read_items(
 
 
 def read_labels(
-    path: str | os.PathLike[str], **kw: Callable[[DataError], None] | None
+    path: str | os.PathLike[str],
+    rubric: str | os.PathLike[str] | Rubric | None = None,
+    on_error: Callable[[DataError], None] | None = None,
 ) -> list[Label]:
-    """Read every label of a JSONL file (see :func:`read_jsonl`)."""
-    return list(read_jsonl(path, Label, **kw))
+    """Read every label of a JSONL file (see :func:`read_jsonl`).
+
+    Args:
+        path: a ``labels.jsonl`` file.
+        rubric: when given (a name, a path or a :class:`Rubric`), each label's
+            value, ``probs`` keys and ``orders`` verdicts must be the rubric's
+            labels; otherwise the line is bad (``labels.jsonl:57: label "maybe"
+            is not one of [...] of rubric compliance``).
+        on_error: as in :func:`read_jsonl`.
+
+    Raises:
+        DataError: a bad line, when ``on_error`` is not given.
+    """
+    check = load_rubric(rubric).label_problem if rubric is not None else None
+    return list(read_jsonl(path, Label, on_error=on_error, check=check))
 
 
 def _dump(record: BaseModel | dict) -> str:

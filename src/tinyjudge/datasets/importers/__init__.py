@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import DataError, TinyjudgeError
 
 from ._common import Imported
 from .in3 import import_in3
@@ -22,6 +22,7 @@ from .xstest import import_xstest
 __all__ = [
     "IMPORTERS",
     "Imported",
+    "ImportStopped",
     "get_importer",
     "run_import",
     "import_xstest",
@@ -54,11 +55,40 @@ def get_importer(name: str) -> tuple[Importer, str]:
         ) from None
 
 
+class ImportStopped(DataError):
+    """The first bad record of an import run without ``skip_bad``.
+
+    ``kept`` holds the items and labels read before it, so that a caller can
+    write them instead of losing them.
+    """
+
+    def __init__(self, first: DataError, kept: Imported) -> None:
+        super().__init__(first.path, first.line, first.detail)
+        self.kept = kept
+
+
 def run_import(name: str, src: Path, skip_bad: bool = False) -> Imported:
-    """Import ``src`` with the named importer, stamping the rubric's hash on labels."""
+    """Import ``src`` with the named importer, stamping the rubric's hash on labels.
+
+    Args:
+        name: a key of :data:`IMPORTERS`.
+        src: a folder laid out like the original release.
+        skip_bad: keep going past bad records; they are listed in ``Imported.bad``.
+
+    Raises:
+        ImportStopped: (a :class:`DataError`) at the first bad record when not
+            ``skip_bad``, carrying the records read before it.
+        TinyjudgeError: an unknown name, a missing folder, or a bad rubric.
+    """
     from tinyjudge.rubric import load_rubric
 
     importer, rubric_name = get_importer(name)
     if not src.is_dir():
-        raise TinyjudgeError(f"{src}: not a folder")
-    return importer(src, rubric_hash=load_rubric(rubric_name).hash, skip_bad=skip_bad)
+        raise TinyjudgeError(f"{src}: not a folder" if src.exists() else f"{src}: no such folder")
+    rubric_hash = load_rubric(rubric_name).hash
+    # Importers run to the end either way; stopping is decided here, so that what
+    # came before the first bad record is kept rather than lost with the exception.
+    result = importer(src, rubric_hash=rubric_hash, skip_bad=True)
+    if result.bad and not skip_bad:
+        raise ImportStopped(result.bad[0], result.before_first_bad())
+    return result

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,6 +17,23 @@ __all__ = ["Imported", "read_csv_rows", "require_file"]
 csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
 
 
+class _BadRecords(list):
+    """Bad records, each remembered with how many items and labels came before it.
+
+    Importers just ``append`` their errors; the marks let an import that must
+    stop at the first bad record keep exactly what was read before it.
+    """
+
+    def __init__(self, owner: Imported) -> None:
+        super().__init__()
+        self.owner = owner
+        self.marks: list[tuple[int, int]] = []
+
+    def append(self, err: DataError) -> None:
+        self.marks.append((len(self.owner.items), len(self.owner.labels)))
+        super().append(err)
+
+
 @dataclass
 class Imported:
     """What an importer produced: items, labels, and the rows it had to skip."""
@@ -24,6 +41,18 @@ class Imported:
     items: list[Item] = field(default_factory=list)
     labels: list[Label] = field(default_factory=list)
     bad: list[DataError] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        given, self.bad = self.bad, _BadRecords(self)
+        for err in given:
+            self.bad.append(err)
+
+    def before_first_bad(self) -> Imported:
+        """The items and labels read before the first bad record (all if none)."""
+        if not self.bad:
+            return Imported(list(self.items), list(self.labels))
+        n_items, n_labels = self.bad.marks[0]  # type: ignore[attr-defined]
+        return Imported(self.items[:n_items], self.labels[:n_labels])
 
     def sources(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -38,14 +67,39 @@ def require_file(path: Path, what: str) -> Path:
     return path
 
 
-def read_csv_rows(path: Path, required: list[str]) -> Iterator[tuple[int, dict[str, str]]]:
-    """Yield ``(line, row)`` for each CSV row; the line is where the row starts."""
+def read_csv_rows(
+    path: Path,
+    required: list[str],
+    on_error: Callable[[DataError], None] | None = None,
+) -> Iterator[tuple[int, dict[str, str]]]:
+    """Yield ``(line, row)`` for each CSV row; the line is where the row starts.
+
+    Args:
+        path: the CSV file, with a header row.
+        required: columns the header must have (else the whole file is bad).
+        on_error: called with the error of each row whose number of fields
+            differs from the header's, and reading goes on; without it the
+            first such row raises.
+    """
     with path.open(encoding="utf-8", newline="") as fh:
         reader = csv.DictReader(fh)
         missing = [c for c in required if c not in (reader.fieldnames or [])]
         if missing:
             raise DataError(str(path), 1, f"missing columns {missing}; found {reader.fieldnames}")
+        n_columns = len(reader.fieldnames or [])
         line = reader.line_num + 1
         for row in reader:
-            yield line, row
+            # DictReader pads a short row with None and files a long row's extra
+            # fields under the key None; either way the row is not trustworthy.
+            if None in row or None in row.values():
+                found = sum(v is not None for k, v in row.items() if k is not None)
+                found += len(row.get(None) or [])  # type: ignore[call-overload]
+                err = DataError(
+                    str(path), line, f"expected {n_columns} fields as in the header, found {found}"
+                )
+                if on_error is None:
+                    raise err
+                on_error(err)
+            else:
+                yield line, row
             line = reader.line_num + 1

@@ -69,20 +69,25 @@ def import_xstest(src: Path, rubric_hash: str | None = None, skip_bad: bool = Fa
     if not files:
         raise DataError(str(src), None, "no xstest_v2_completions_<model>_gpteval.csv files")
     out = Imported()
+    on_error = out.bad.append if skip_bad else None
     for path in files:
         model = _PATTERN.search(path.name).group("model")  # type: ignore[union-attr]
         strmatch: dict[str, str] = {}
         strpath = path.with_name(path.name.replace("_gpteval", "_streval"))
         if strpath.exists():
             for _, row in read_csv_rows(
-                require_file(strpath, "string-match file"), ["id", "strmatch_label"]
+                require_file(strpath, "string-match file"), ["id", "strmatch_label"], on_error
             ):
                 strmatch[row["id"]] = row["strmatch_label"]
         required = ["id", "type", "prompt", "completion", *_SOURCES]
-        for line, row in read_csv_rows(path, required):
+        seen: set[str] = set()
+        for line, row in read_csv_rows(path, required, on_error):
             try:
                 if not row["id"] or not row["prompt"]:
                     raise DataError(str(path), line, 'empty "id" or "prompt"')
+                if row["id"] in seen:
+                    raise DataError(str(path), line, f"duplicate id {row['id']!r}")
+                seen.add(row["id"])
                 item_id = f"xstest:{model}:{row['id']}"
                 out.items.append(
                     Item(

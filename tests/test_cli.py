@@ -1,0 +1,179 @@
+"""The command line as users run it: the installed ``tinyjudge`` script in a subprocess."""
+
+from __future__ import annotations
+
+import csv
+import inspect
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tinyjudge.cli import app
+from tinyjudge.datasets.jsonl import count_lines, read_items, read_labels
+
+VERBS = ["import", "judge", "distill", "calibrate", "score", "audit", "estimate", "serve", "demo"]
+
+
+def _tinyjudge() -> list[str]:
+    script = Path(sys.executable).with_name("tinyjudge")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "tinyjudge.cli"]
+
+
+def run(*args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None):
+    return subprocess.run(
+        [*_tinyjudge(), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
+    )
+
+
+def _one_error_line(proc: subprocess.CompletedProcess) -> str:
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, f"expected one line, got {lines}"
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+def test_help_lists_every_verb() -> None:
+    proc = run("--help")
+    assert proc.returncode == 0
+    for verb in VERBS:
+        assert f" {verb} " in proc.stdout, f"{verb} missing from --help"
+
+
+def _stub_verbs() -> list[str]:
+    """Verbs whose command takes no parameters: the not-yet-built stubs."""
+    out = []
+    for cmd in app.registered_commands:
+        name = cmd.name or cmd.callback.__name__
+        if not inspect.signature(cmd.callback).parameters:
+            out.append(name)
+    return out
+
+
+def test_unbuilt_verbs_say_so_and_exit_2() -> None:
+    stubs = _stub_verbs()
+    if not stubs:
+        pytest.skip("every verb is built")
+    for verb in stubs:
+        line = _one_error_line(run(verb))
+        assert f"`tinyjudge {verb}` is not built yet" in line
+
+
+def _bad_copy(xstest_sample: Path, tmp_path: Path) -> tuple[Path, int]:
+    """A copy of the sample whose third gpt4 row lost its last five fields."""
+    src = tmp_path / "xstest"
+    shutil.copytree(xstest_sample, src)
+    path = src / "xstest_v2_completions_gpt4_gpteval.csv"
+    with path.open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.reader(fh))
+    rows[3] = rows[3][:4]
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        csv.writer(fh).writerows(rows)
+    with path.open(encoding="utf-8", newline="") as fh:
+        reader = csv.reader(fh)
+        for _ in range(3):
+            next(reader)
+        line = reader.line_num + 1  # where the fourth physical row (the bad one) starts
+    return src, line
+
+
+def test_import_stops_at_a_bad_row_and_keeps_the_rest(xstest_sample: Path, tmp_path: Path):
+    src, line = _bad_copy(xstest_sample, tmp_path)
+    out = tmp_path / "out"
+    message = _one_error_line(run("import", "xstest", src, "--out", out))
+    assert f"xstest_v2_completions_gpt4_gpteval.csv:{line}: " in message
+    assert "expected 9 fields as in the header, found 4" in message
+    assert "kept the 2 items and 10 labels" in message and str(out / "items.jsonl") in message
+    assert "--skip-bad" in message
+    assert len(read_items(out / "items.jsonl")) == 2
+    assert len(read_labels(out / "labels.jsonl", rubric="compliance")) == 10
+
+
+def test_import_skip_bad_reports_and_continues(xstest_sample: Path, tmp_path: Path):
+    src, line = _bad_copy(xstest_sample, tmp_path)
+    out = tmp_path / "out"
+    proc = run("import", "xstest", src, "--out", out, "--skip-bad")
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"skipped: {src}/xstest_v2_completions_gpt4_gpteval.csv:{line}: "
+        "expected 9 fields as in the header, found 4",
+        "1 bad records skipped (listed above)",
+    ]
+    assert "xstest: 499 items, 2495 labels" in proc.stdout
+    assert count_lines(out / "items.jsonl") == 499
+    assert count_lines(out / "labels.jsonl") == 2495
+
+
+def test_import_xstest_writes_items_and_labels(shared_data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "xs"
+    proc = run("import", "xstest", shared_data / "xstest", "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert "xstest: 1500 items, 7500 labels" in proc.stdout
+    assert "judge:gpt-4" in proc.stdout and "(7 unscored)" in proc.stdout
+    assert count_lines(out / "items.jsonl") == 1500
+    assert count_lines(out / "labels.jsonl") == 7500
+    labels = read_labels(out / "labels.jsonl", rubric="compliance")
+    assert sum(lab.status == "unscored" for lab in labels) == 7
+
+
+def _bad_rubric_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "rubrics"
+    folder.mkdir()
+    data = yaml.safe_load((Path(__file__).parents[1] / "rubrics" / "compliance.yaml").read_text())
+    data["labels"].append(dict(data["labels"][0]))
+    (folder / "compliance.yaml").write_text(yaml.safe_dump(data))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("args", "expect"),
+    [
+        (["import", "xstest", "/nonexistent", "--out", "{tmp}/x"], "/nonexistent: no such folder"),
+        (["import", "nope", "{tmp}", "--out", "{tmp}/x"], "unknown dataset 'nope'; importers"),
+        (["import", "xstest", "{tmp}", "--out", "{tmp}/x"], "no xstest_v2_completions_<model>"),
+        (["import", "xstest", "{sample}", "--out", "{tmp}/afile"], "afile is a file"),
+        (
+            ["import", "xstest", "{sample}", "--out", "{tmp}/x", "RUBRICS"],
+            "compliance.yaml: field labels: label names are not unique: ['full_compliance']",
+        ),
+    ],
+    ids=["missing-folder", "unknown-dataset", "empty-folder", "out-is-a-file", "bad-rubric"],
+)
+def test_user_errors_are_one_line(tmp_path: Path, xstest_sample: Path, args, expect) -> None:
+    (tmp_path / "afile").write_text("")
+    env = {}
+    if "RUBRICS" in args:
+        args = [a for a in args if a != "RUBRICS"]
+        env["TINYJUDGE_RUBRICS"] = str(_bad_rubric_dir(tmp_path))
+    args = [a.format(tmp=tmp_path, sample=xstest_sample) for a in args]
+    line = _one_error_line(run(*args, env=env))
+    assert expect in line, "the message (brackets included) is printed as written"
+
+
+@pytest.mark.parametrize(
+    ("args", "expect"),
+    [
+        (["import"], "Missing argument"),
+        (["import", "xstest", "somewhere", "--out", "x", "--bogus"], "No such option: --bogus"),
+        (["no-such-verb"], "No such command"),
+    ],
+    ids=["missing-argument", "unknown-option", "unknown-verb"],
+)
+def test_usage_errors_exit_2_without_traceback(args: list[str], expect: str) -> None:
+    proc = run(*args)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert expect in proc.stderr

@@ -1,0 +1,176 @@
+"""Message, Item and Label: what the records accept and what they refuse."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from tinyjudge.records import Hint, Item, Label, Message, ToolCall, content_text
+
+
+def _tool_call(call_id: str = "call_1") -> dict:
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": "search_flights", "arguments": '{"from": "SFO", "to": "JFK"}'},
+    }
+
+
+def test_message_with_tool_calls_and_tool_result() -> None:
+    call = Message(role="assistant", content=None, tool_calls=[_tool_call()])
+    result = Message(role="tool", tool_call_id="call_1", content='{"flights": []}')
+    assert isinstance(call.tool_calls[0], ToolCall)
+    assert call.tool_calls[0].function.name == "search_flights"
+    assert call.text == ""
+    assert result.text == '{"flights": []}'
+
+
+def test_message_content_parts_flatten_to_text() -> None:
+    parts = [
+        {"type": "text", "text": "first"},
+        {"type": "image_url"},
+        {"type": "text", "text": "b"},
+    ]
+    msg = Message(role="user", content=parts)
+    assert msg.text == "first\nb"  # the image part adds no blank line
+    assert content_text(None) == ""
+
+
+@pytest.mark.parametrize(
+    ("fields", "match"),
+    [
+        ({"role": "tool", "content": "42"}, 'needs "tool_call_id"'),
+        ({"role": "user", "content": "x", "tool_calls": [_tool_call()]}, "only assistant"),
+        ({"role": "robot", "content": "x"}, "role"),
+        ({"role": "user", "content": "x", "weight": 1}, "Extra inputs"),
+        ({"role": "assistant", "tool_calls": [{"id": "c", "function": {}}]}, "name"),
+    ],
+    ids=[
+        "tool-without-call-id",
+        "user-with-tool-calls",
+        "unknown-role",
+        "unknown-field",
+        "tool-call-without-name",
+    ],
+)
+def test_message_rejects(fields: dict, match: str) -> None:
+    with pytest.raises(ValidationError, match=match):
+        Message(**fields)
+
+
+def test_pairwise_item_shape() -> None:
+    item = Item(
+        id="p1",
+        context=[Message(role="user", content="Name a red fruit.")],
+        response_a=[Message(role="assistant", content="Cherry")],
+        response_b=[Message(role="assistant", content="Banana")],
+    )
+    assert item.is_pairwise
+    assert not Item(id="s1", messages=[Message(role="user", content="hi")]).is_pairwise
+
+
+@pytest.mark.parametrize(
+    ("fields", "match"),
+    [
+        ({"id": "x"}, 'needs non-empty "messages"'),
+        ({"id": "x", "response_a": [{"role": "assistant", "content": "a"}]}, "both"),
+        (
+            {
+                "id": "x",
+                "messages": [{"role": "user", "content": "q"}],
+                "response_a": [{"role": "assistant", "content": "a"}],
+                "response_b": [{"role": "assistant", "content": "b"}],
+            },
+            "not both",
+        ),
+        ({"id": "", "messages": [{"role": "user", "content": "q"}]}, '"id" must not be empty'),
+        ({"id": "x", "messages": [{"role": "user", "content": "q"}], "extra": 1}, "Extra"),
+    ],
+    ids=["empty", "half-pair", "pair-and-messages", "empty-id", "unknown-field"],
+)
+def test_item_rejects(fields: dict, match: str) -> None:
+    with pytest.raises(ValidationError, match=match):
+        Item.model_validate(fields)
+
+
+def test_item_content_hash_ignores_id_and_metadata() -> None:
+    msgs = [Message(role="user", content="q"), Message(role="assistant", content="a")]
+    a = Item(id="a", messages=msgs, metadata={"k": 1})
+    b = Item(id="b", messages=msgs)
+    c = Item(id="a", messages=[msgs[0], Message(role="assistant", content="a!")])
+    assert a.content_hash() == b.content_hash()
+    assert a.content_hash() != c.content_hash()
+
+
+def test_item_get_dotted_key() -> None:
+    item = Item(id="i", messages=[Message(role="user", content="q")], metadata={"m": {"n": 3}})
+    assert item.get("metadata.m.n") == 3
+    assert item.get("metadata.absent.deeper") is None
+    assert item.get("id") == "i"
+
+
+def test_label_ok_and_unscored() -> None:
+    ok = Label(
+        item_id="i",
+        rubric="compliance",
+        source="judge:m",
+        label="full_refusal",
+        probs={"full_refusal": 0.7, "full_compliance": 0.3},
+        hint=Hint(step=2, text="ask"),
+    )
+    assert ok.status == "ok"
+    unscored = Label(
+        item_id="i",
+        rubric="compliance",
+        source="judge:gpt-4",
+        status="unscored",
+        raw="I'm sorry, but I can't assist with that.",
+        reason="not a label",
+    )
+    assert unscored.label is None and unscored.raw.startswith("I'm sorry")
+    assert Label(item_id="i", rubric="r", source="rm:x", score=0.25).label is None
+
+
+@pytest.mark.parametrize(
+    ("fields", "match"),
+    [
+        ({"status": "ok"}, 'needs "label" or "score"'),
+        ({"status": "unscored", "label": "a", "reason": "r"}, 'must not carry "label"'),
+        ({"status": "unscored", "raw": "garbage"}, 'needs a "reason"'),
+        ({"label": "a", "probs": {"a": 0.5, "b": 0.4}}, "must sum to 1, got 0.9000"),
+        ({"label": "a", "source": ""}, '"source" must not be empty'),
+        ({"label": "a", "status": "maybe"}, "status"),
+        ({"label": "a", "confidence": 0.9}, "Extra"),
+    ],
+    ids=[
+        "ok-without-label",
+        "unscored-with-label",
+        "unscored-without-reason",
+        "probs-sum",
+        "empty-source",
+        "unknown-status",
+        "unknown-field",
+    ],
+)
+def test_label_rejects(fields: dict, match: str) -> None:
+    base = {"item_id": "i", "rubric": "r", "source": "judge:m"}
+    with pytest.raises(ValidationError, match=match):
+        Label.model_validate({**base, **fields})
+
+
+def test_label_probs_sum_tolerance() -> None:
+    Label(item_id="i", rubric="r", source="s", label="a", probs={"a": 0.3334, "b": 0.6670})
+    with pytest.raises(ValidationError, match="sum to 1"):
+        Label(item_id="i", rubric="r", source="s", label="a", probs={"a": 0.5, "b": 0.502})
+
+
+def test_pairwise_label_with_orders() -> None:
+    lab = Label(
+        item_id="p",
+        rubric="instruction_following",
+        source="judge:gpt-4",
+        label="a",
+        orders={"ab": "a", "ba": "a"},
+        consistent=True,
+    )
+    assert lab.orders == {"ab": "a", "ba": "a"} and lab.consistent

@@ -1,0 +1,44 @@
+"""Scoring on a local Ray cluster gives exactly the single-process labels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tinyjudge.datasets.importers import run_import
+from tinyjudge.demo import bundled_sample
+from tinyjudge.distill import LinearRM, load_model
+
+ray = pytest.importorskip("ray", reason="the ray extra is not installed")
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    from tinyjudge.scale import init_ray
+
+    init_ray(num_cpus=2)
+    yield
+    ray.shutdown()
+
+
+def test_ray_scoring_equals_single_process(local_ray, tmp_path: Path) -> None:
+    from tinyjudge.scale import items_to_ray, labels_from_ray, score_dataset, score_items_on_ray
+
+    imported = run_import("xstest", bundled_sample())
+    teacher = {
+        lab.item_id: lab.label
+        for lab in imported.labels
+        if lab.source == "judge:gpt-4" and lab.status == "ok"
+    }
+    items = [it for it in imported.items if it.id in teacher]
+    LinearRM("compliance").fit(items, [teacher[it.id] for it in items]).save(tmp_path / "rm")
+    model = load_model(tmp_path / "rm")
+    subset = items[:300]
+    expected = [lab.model_dump() for lab in model.score_items(subset)]
+
+    got = score_items_on_ray(subset, tmp_path / "rm", actors=2, batch_size=32)
+    assert [lab.model_dump() for lab in got] == expected
+
+    ds = score_dataset(items_to_ray(subset[:40]), tmp_path / "rm", actors=1, batch_size=7)
+    assert [lab.item_id for lab in labels_from_ray(ds)] == [it.id for it in subset[:40]]
