@@ -283,6 +283,16 @@ def test_tau_bench_round_trips_messages_tool_calls_and_rewards(
     assert [(m.tool_call_id, m.text) for m in results] == [
         (m["tool_call_id"], m["content"]) for m in src_msgs if m["role"] == "tool"
     ]
+    # the tool's name, not copied onto the result, is the function of the call it answers
+    answered: list[str] = []
+    for it in items:
+        open_calls: dict[str, str] = {}
+        for m in it.messages:
+            open_calls.update((c.id, c.function.name) for c in m.tool_calls or [])
+            if m.role == "tool":
+                answered.append(open_calls.pop(m.tool_call_id or ""))
+    assert answered == [m["name"] for m in src_msgs if m["role"] == "tool"]
+    assert all(m.name is None for m in results)
     assert Counter(lab.label for lab in labels) == Counter(
         "pass" if r["reward"] == 1 else "fail" for r in runs
     )
@@ -336,10 +346,21 @@ _CALL = {
             ],
             r"traj\[2\] is a tool result for 'c1'",
         ),
+        (
+            [_CALL, {"role": "tool", "tool_call_id": "c1", "name": "g", "content": "ok"}],
+            r"traj\[1\] is a result of 'g', but call 'c1' was to 'f'",
+        ),
         ([], r"tau_bench:gpt-4o-airline:1:0\): empty trajectory"),
         ([{"role": "assistant", "tool_calls": [{"id": "c1"}]}], r"traj\[0\] has a malformed"),
     ],
-    ids=["unknown-role", "orphan-result", "second-result-for-one-call", "empty", "malformed-call"],
+    ids=[
+        "unknown-role",
+        "orphan-result",
+        "second-result-for-one-call",
+        "result-of-another-tool",
+        "empty",
+        "malformed-call",
+    ],
 )
 def test_tau_bench_bad_trajectory_names_the_item_and_the_rest_goes_on(
     tmp_path: Path, traj: list[dict], match: str

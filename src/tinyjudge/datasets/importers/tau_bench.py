@@ -6,6 +6,12 @@ outputs match the task's expected ones, else 0.0), ``info`` (the simulated
 user's instruction and the expected actions) and ``traj``: OpenAI chat messages
 with ``tool_calls`` and ``tool`` results.
 
+Call ids are kept as they are: the export reuses an id within a run for a later,
+different call 71 times, so a result is matched to the latest open call with its
+id, in order, and a result with no open call is an error. A result's ``name`` (the
+tool's name) must be its call's function name and is not copied: ``Message.name``
+is the speaking agent's name.
+
 The reward is a rule's verdict on task success, imported as source
 ``rule:reward`` under the ``task_success`` rubric (``pass`` = 1.0, ``fail`` = 0.0).
 """
@@ -44,7 +50,7 @@ def tool_error_steps(messages: list[Message]) -> list[int]:
     ]
 
 
-def _message(where: str, i: int, raw: Any, open_calls: set[str]) -> Message:
+def _message(where: str, i: int, raw: Any, open_calls: dict[str, str]) -> Message:
     if not isinstance(raw, dict):
         raise DataError(where, None, f"traj[{i}] is not a message object")
     role = raw.get("role")
@@ -64,7 +70,7 @@ def _message(where: str, i: int, raw: Any, open_calls: set[str]) -> Message:
                 )
                 for tc in raw["tool_calls"]
             ]
-            open_calls.update(c.id for c in calls)
+            open_calls.update((c.id, c.function.name) for c in calls)
             return Message(role="assistant", content=raw.get("content"), tool_calls=calls)
         if role == "tool":
             call_id = raw.get("tool_call_id")
@@ -75,10 +81,17 @@ def _message(where: str, i: int, raw: Any, open_calls: set[str]) -> Message:
                     f"traj[{i}] is a tool result for {call_id!r}, "
                     "which no earlier assistant message called",
                 )
-            open_calls.discard(call_id)
-            return Message(
-                role="tool", content=raw.get("content"), tool_call_id=call_id, name=raw.get("name")
-            )
+            called = open_calls.pop(call_id)
+            if raw.get("name") not in (None, called):
+                raise DataError(
+                    where,
+                    None,
+                    f"traj[{i}] is a result of {raw['name']!r}, but call "
+                    f"{call_id!r} was to {called!r}",
+                )
+            # ``name`` is the speaking agent's name in tinyjudge; the tool's name is
+            # already in the call this result answers, so it is not repeated here.
+            return Message(role="tool", content=raw.get("content"), tool_call_id=call_id)
         return Message(role=role, content=raw.get("content"))
     except (KeyError, TypeError) as e:
         raise DataError(where, None, f"traj[{i}] has a malformed tool call ({e!r})") from None
@@ -158,7 +171,7 @@ def _run(
     traj = run["traj"]
     if not isinstance(traj, list) or not traj:
         raise DataError(where, None, "empty trajectory; nothing to judge")
-    open_calls: set[str] = set()
+    open_calls: dict[str, str] = {}
     messages = [_message(where, i, m, open_calls) for i, m in enumerate(traj)]
     task = (run.get("info") or {}).get("task") or {}
     metadata = {
