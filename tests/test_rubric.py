@@ -119,6 +119,7 @@ def test_hash_changes_with_an_example(tmp_path: Path) -> None:
         (lambda d: d.update(labels=d["labels"][:1]), r"field labels: .*at least 2 labels"),
         (lambda d: d["labels"][0].update(name="Yes!"), r"field labels\.0\.name: String should"),
         (lambda d: d.update(type="ranking"), r"field type: Input should be"),
+        (lambda d: d.update(version=1.1), r"field version: .*got the number 1\.1, so quote it"),
         (
             lambda d: d["labels"][0]["criteria"].__setitem__(0, {"Note": "a colon"}),
             r"field labels\.0\.criteria\.0: .*quote the text",
@@ -135,6 +136,7 @@ def test_hash_changes_with_an_example(tmp_path: Path) -> None:
         "one-label",
         "bad-label-name",
         "unknown-type",
+        "unquoted-version",
         "unquoted-colon",
     ],
 )

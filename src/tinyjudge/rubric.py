@@ -246,6 +246,9 @@ def load_rubric(name_or_path: str | os.PathLike[str] | Rubric) -> Rubric:
         elif first["type"] == "string_type" and isinstance(first.get("input"), dict):
             # The usual cause: "text: more text" unquoted reads as a mapping.
             msg += '; an unquoted ": " makes YAML read a mapping, so quote the text'
+        elif first["type"] == "string_type" and isinstance(first.get("input"), (int, float)):
+            # YAML reads `version: 1.10` as the number 1.1; only quotes keep the text.
+            msg += f'; got the number {first["input"]!r}, so quote it ("{first["input"]}")'
         # Whole-rubric checks name their own field ("field labels: ...").
         where = f"{path}: field {loc}: " if loc else f"{path}: "
         raise TinyjudgeError(where + msg) from None
