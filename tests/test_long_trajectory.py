@@ -1,4 +1,4 @@
-"""A 300-turn trajectory made of real tau-bench turns, through the judge on a local server.
+"""A 300-turn trajectory made of real tau-bench turns, through judge, distill scoring and audit.
 
 The judge talks to a real OpenAI-compatible HTTP server on 127.0.0.1 through
 the real ``openai`` client. The checks are about length: every one of the 300
@@ -156,3 +156,44 @@ def test_failure_step_on_300_turns_range_checks_the_step(
         assert label.status == "unscored" and label.label is None
         assert f"step {N_TURNS} is out of range 0..{N_TURNS - 1}" in (label.reason or "")
         assert summary.unscored == 1
+
+
+def test_long_trajectory_through_distill_scoring_and_audit(
+    shared_data: Path, long_item: Item
+) -> None:
+    from sklearn.metrics import cohen_kappa_score
+
+    from tinyjudge.audit.agreement import cohen_kappa, pair_labels
+    from tinyjudge.distill import distill, item_views
+
+    tau = import_tau_bench(shared_data / "tau_bench")
+    rule = {lab.item_id: lab.label for lab in tau.labels}
+    result = distill(
+        tau.items, tau.labels, "rule:reward", "task_success", group_by="metadata.task_id",
+        name="tau-linear",
+    )  # fmt: skip
+    scored = [long_item, *tau.items[:20]]
+    rm_labels = result.model.score_items(scored)
+    assert [lab.item_id for lab in rm_labels] == [it.id for it in scored]
+    assert all(
+        lab.status == "ok" and sum(lab.probs.values()) == pytest.approx(1) for lab in rm_labels
+    )
+    # the linear tier reads the whole transcript: every message's text is in its view
+    view = item_views(long_item)[0]
+    text = view.context + "\n" + view.response
+    assert all(m.text in text for m in long_item.messages)
+
+    def respond(req: Request) -> Reply:
+        verdict = rule.get(req.item_id or "", "fail")
+        return Reply(json.dumps({"rationale": "checked the final state", "label": verdict}))
+
+    with LocalServer(respond) as url:
+        judge_labels = Judge("task_success", model="local-test", base_url=url).run(scored)
+    assert [lab.status for lab in judge_labels] == ["ok"] * len(scored)
+    paired = pair_labels([*judge_labels, *rm_labels], "judge:local-test", "rm:tau-linear")
+    assert paired.n == len(scored) and paired.n_unscored == 0
+    assert cohen_kappa(paired.a, paired.b) == pytest.approx(cohen_kappa_score(paired.a, paired.b))
+    # the judge answered as the rule did on the real runs; the synthetic one has no rule label
+    vs_rule = pair_labels([*judge_labels, *tau.labels], "judge:local-test", "rule:reward")
+    assert (vs_rule.n, vs_rule.only_a) == (20, 1)
+    assert cohen_kappa(vs_rule.a, vs_rule.b) == pytest.approx(1.0)
