@@ -302,3 +302,13 @@ def test_pairwise_labels_checked_against_a_rubric(tmp_path: Path) -> None:
     )
     with pytest.raises(DataError, match=r':2: "orders\.ba" verdict "Output \(b\)" is not one of'):
         read_labels(path, rubric="instruction_following")
+
+
+def test_carriage_return_inside_a_line_does_not_split_it(tmp_path: Path) -> None:
+    """Only b"\\n" ends a record, as count_lines counts; a lone CR is JSON whitespace."""
+    path = tmp_path / "labels.jsonl"
+    path.write_bytes(GOOD_LABEL.replace(", ", ",\r ").encode() + b"\n" + b"{oops\n")
+    assert count_lines(path) == 2
+    errors: list[DataError] = []
+    assert len(read_labels(path, on_error=errors.append)) == 1
+    assert [e.line for e in errors] == [2]
