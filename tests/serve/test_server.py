@@ -83,6 +83,14 @@ def test_request_size_limit_answers_413(linear_model, xstest_items_labels) -> No
     with running(create_app(linear_model, max_body_bytes=2000)) as url:
         r = httpx.post(f"{url}/score", json=_payload(items))
         small = httpx.post(f"{url}/score", json=_payload(items[:1]))
+        body = json.dumps(_payload(items)).encode()
+        chunked = httpx.post(  # no Content-Length: the limit must hold while streaming
+            f"{url}/score",
+            content=(body[i : i + 500] for i in range(0, len(body), 500)),
+            headers={"content-type": "application/json"},
+        )
+    assert chunked.status_code == 413
+    assert "more than" in chunked.json()["detail"]
     assert r.status_code == 413
     assert "limit is 2000" in r.json()["detail"]
     assert small.status_code == 200

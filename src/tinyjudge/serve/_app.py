@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hmac
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
@@ -16,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tinyjudge.records import Item, Label, Message
 
 from ._batcher import MicroBatcher
+from ._guard import Guard
 from ._metrics import Metrics
 
 __all__ = ["create_app", "Scorer", "query_to_item"]
@@ -103,27 +102,7 @@ def create_app(
 
     app = FastAPI(title=f"tinyjudge reward server ({model.name})", lifespan=lifespan)
     app.state.metrics = metrics
-
-    @app.middleware("http")
-    async def guard(request: Request, call_next: Callable[[Request], Any]) -> Any:
-        start = time.perf_counter()
-        response = await _guarded(request, call_next)
-        metrics.observe_request(request.url.path, response.status_code, time.perf_counter() - start)
-        return response
-
-    async def _guarded(request: Request, call_next: Callable[[Request], Any]) -> Any:
-        if token and request.url.path != "/health":
-            given = request.headers.get("authorization", "")
-            if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
-                return JSONResponse({"detail": "missing or wrong bearer token"}, status_code=401)
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > max_body_bytes:
-            return _too_large(int(declared), max_body_bytes)
-        if request.method == "POST":
-            body = await request.body()  # cached by starlette for the endpoint
-            if len(body) > max_body_bytes:
-                return _too_large(len(body), max_body_bytes)
-        return await call_next(request)
+    app.add_middleware(Guard, metrics=metrics, token=token, max_body_bytes=max_body_bytes)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -174,10 +153,3 @@ def _reward(label: Label) -> float:
     if label.probs and label.label is not None:
         return float(label.probs[label.label])
     return float("nan")
-
-
-def _too_large(size: int, limit: int) -> JSONResponse:
-    return JSONResponse(
-        {"detail": f"request body is {size} bytes; the limit is {limit} (--max-body-mb)"},
-        status_code=413,
-    )
