@@ -1,0 +1,28 @@
+"""The labelling web page: people label items one at a time, each answer saved at once.
+
+``tinyjudge label ITEMS --rubric NAME --labels LABELS.jsonl --as REVIEWER`` serves it.
+Answers become :class:`~tinyjudge.records.Label` records with source
+``human:<reviewer>``, committed to SQLite next to the labels file and exported into it,
+so ``tinyjudge calibrate`` and ``tinyjudge audit`` use them with no conversion.
+
+FastAPI, uvicorn and Jinja2 load only when the app is built, not on import.
+"""
+
+from __future__ import annotations
+
+from tinyjudge.label.app import LabelSession, check_token, create_app, open_session, serve
+from tinyjudge.label.select import Selector, cheap_scores
+from tinyjudge.label.store import Answer, LabelStore, store_path
+
+__all__ = [
+    "LabelSession",
+    "LabelStore",
+    "Answer",
+    "Selector",
+    "cheap_scores",
+    "check_token",
+    "create_app",
+    "open_session",
+    "serve",
+    "store_path",
+]

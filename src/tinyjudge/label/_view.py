@@ -1,0 +1,125 @@
+"""What the page shows of an item: messages turned into plain view data for the template.
+
+Nothing here builds HTML: the template escapes every string (Jinja2 autoescape), so a
+transcript holding ``<script>`` or markup is shown as text.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from tinyjudge.records import Item, Message
+from tinyjudge.rubric import Rubric
+
+__all__ = ["MessageView", "ItemView", "item_view", "judge_window"]
+
+# A message longer than this starts folded, so a long transcript stays navigable.
+_FOLD_CHARS = 1500
+
+
+@dataclass
+class ToolCallView:
+    name: str
+    call_id: str
+    arguments: str
+
+
+@dataclass
+class MessageView:
+    step: int
+    role: str
+    name: str | None
+    text: str
+    tool_calls: list[ToolCallView] = field(default_factory=list)
+    tool_call_id: str | None = None
+    in_window: bool = True
+    long: bool = False
+
+
+@dataclass
+class ItemView:
+    id: str
+    messages: list[MessageView]
+    response_a: list[MessageView] | None
+    response_b: list[MessageView] | None
+    window_note: str | None
+
+    @property
+    def partial_window(self) -> bool:
+        """Whether the judge saw only part of the transcript (then it is highlighted)."""
+        return any(not m.in_window for m in self.messages)
+
+
+def _pretty(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+    except (json.JSONDecodeError, ValueError):
+        return arguments
+
+
+def _fallback_window(item: Item, rubric: Rubric) -> tuple[set[int], str | None]:
+    messages = (item.context or []) if item.is_pairwise else item.messages
+    n = len(messages)
+    win = rubric.window
+    if win.strategy != "first_and_last":
+        return set(range(n)), None
+    first = next((i for i, m in enumerate(messages) if m.role == "user"), 0)
+    return {first, *range(max(0, n - win.last_turns), n)}, None
+
+
+def judge_window(item: Item, rubric: Rubric) -> tuple[set[int], str | None]:
+    """The step indices the judge saw (``tinyjudge.judge.window_messages``) and a note."""
+    try:
+        from tinyjudge.judge import window_messages
+    except ImportError:
+        return _fallback_window(item, rubric)
+    shown = window_messages(item, rubric)
+    note = shown.note
+    if shown.omitted:
+        gaps = ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in shown.omitted)
+        note = "; ".join(x for x in (note, f"the judge did not see steps {gaps}") if x)
+    return set(shown.steps), note
+
+
+def _views(messages: list[Message], window: set[int] | None, offset: int = 0) -> list[MessageView]:
+    out = []
+    for i, m in enumerate(messages):
+        text = m.text
+        out.append(
+            MessageView(
+                step=offset + i,
+                role=m.role,
+                name=m.name,
+                text=text,
+                tool_calls=[
+                    ToolCallView(c.function.name, c.id, _pretty(c.function.arguments))
+                    for c in m.tool_calls or []
+                ],
+                tool_call_id=m.tool_call_id,
+                in_window=window is None or i in window,
+                long=len(text) > _FOLD_CHARS,
+            )
+        )
+    return out
+
+
+def item_view(item: Item, rubric: Rubric) -> ItemView:
+    """The view data of an item, with the judge's window marked on each message."""
+    window, note = judge_window(item, rubric)
+    if item.is_pairwise:
+        context = item.context or []
+        return ItemView(
+            id=item.id,
+            messages=_views(context, window),
+            response_a=_views(item.response_a or [], None),
+            response_b=_views(item.response_b or [], None),
+            window_note=note,
+        )
+    return ItemView(
+        id=item.id,
+        messages=_views(item.messages, window),
+        response_a=None,
+        response_b=None,
+        window_note=note,
+    )

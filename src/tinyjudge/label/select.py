@@ -1,0 +1,169 @@
+"""Which item a reviewer labels next: in file order, in a random order, or actively.
+
+``active`` asks :func:`tinyjudge.audit.estimate.select_for_labelling` for the item
+whose human label shrinks the confidence interval of the behaviour rate fastest,
+given a cheap score (a judge's or a reward model's) for every item. Until that
+module is importable a local rule stands in: sample an unlabelled item with
+probability proportional to ``sqrt(p (1 - p))`` of its cheap score, the
+variance-optimal rule for a rate's PPI estimate (Zrnic and Candès, 2024, "Active
+Statistical Inference"), mixed with a little uniform mass so every item can be drawn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+from tinyjudge.errors import TinyjudgeError
+from tinyjudge.records import Label
+from tinyjudge.rubric import Rubric
+
+__all__ = ["SelectMode", "Selector", "cheap_scores", "label_value", "cheap_sources"]
+
+SelectMode = Literal["active", "random", "sequential"]
+SELECT_MODES: tuple[str, ...] = ("active", "random", "sequential")
+_CHEAP_PREFIXES = ("judge:", "rm:")
+
+
+def label_value(label: Label, rubric: Rubric) -> float | None:
+    """A label's score for the behaviour: ``score``, else the positive mass of ``probs``,
+    else 1/0 for a positive/other label. None when unscored or the rubric has no
+    positive labels."""
+    if label.status != "ok":
+        return None
+    if label.score is not None:
+        return float(label.score)
+    if label.probs and rubric.positive:
+        return rubric.score(label.probs)
+    if label.label is not None and rubric.positive:
+        return 1.0 if label.label in rubric.positive else 0.0
+    return None
+
+
+def cheap_sources(labels: Sequence[Label], rubric: Rubric) -> list[str]:
+    """Judge and reward-model sources with a score or probs for this rubric, in file order."""
+    found: dict[str, None] = {}
+    for lab in labels:
+        if (
+            lab.rubric == rubric.id
+            and lab.source.startswith(_CHEAP_PREFIXES)
+            and lab.status == "ok"
+            and (lab.score is not None or lab.probs)
+        ):
+            found.setdefault(lab.source)
+    return list(found)
+
+
+def cheap_scores(
+    labels: Sequence[Label], rubric: Rubric, item_ids: Sequence[str], source: str | None = None
+) -> tuple[str | None, np.ndarray]:
+    """The cheap score of every item from one source; 0.5 (most uncertain) where missing.
+
+    Args:
+        labels: everything the labels file holds.
+        rubric: the rubric; its ``positive`` labels define the behaviour.
+        item_ids: the items, in order.
+        source: e.g. ``judge:gpt-4``; by default the first judge or reward-model source
+            with scores or probs for this rubric.
+
+    Returns:
+        (the source used or None when there is none, scores of shape ``(len(item_ids),)``).
+
+    Raises:
+        TinyjudgeError: ``source`` was named but has no usable label for this rubric.
+    """
+    scores = np.full(len(item_ids), 0.5)
+    if source is None:
+        found = cheap_sources(labels, rubric)
+        if not found or not rubric.positive:
+            return None, scores
+        source = found[0]
+    index = {item_id: i for i, item_id in enumerate(item_ids)}
+    n = 0
+    for lab in labels:
+        if lab.source == source and lab.rubric == rubric.id and lab.item_id in index:
+            value = label_value(lab, rubric)
+            if value is not None:
+                scores[index[lab.item_id]] = value
+                n += 1
+    if n == 0:
+        have = sorted({lab.source for lab in labels if lab.rubric == rubric.id})
+        why = "" if rubric.positive else f" (rubric {rubric.id!r} names no positive labels)"
+        raise TinyjudgeError(
+            f"--cheap {source!r} has no scored label for rubric {rubric.id!r} on these items"
+            f"{why}; sources in the labels file: {have}"
+        )
+    return source, scores
+
+
+def _seed(*parts: object) -> int:
+    blob = "\x1f".join(str(p) for p in parts).encode()
+    return int.from_bytes(hashlib.sha256(blob).digest()[:8], "little")
+
+
+def _fallback_select(cheap: np.ndarray, labelled: np.ndarray, rng: np.random.Generator) -> int:
+    p = np.clip(cheap, 0.0, 1.0)
+    weight = np.sqrt(p * (1.0 - p)) + 0.05
+    weight[labelled] = 0.0
+    return int(rng.choice(len(cheap), p=weight / weight.sum()))
+
+
+def _select_for_labelling():  # type: ignore[no-untyped-def]
+    try:
+        from tinyjudge.audit.estimate import select_for_labelling
+    except ImportError:
+        return None
+    return select_for_labelling
+
+
+class Selector:
+    """Chooses a reviewer's next item.
+
+    Args:
+        item_ids: every item, in file order.
+        mode: ``sequential`` (file order), ``random`` (a fixed shuffle per reviewer, so a
+            restart continues the same order) or ``active``.
+        cheap: cheap scores in [0, 1] per item; required for ``active``.
+    """
+
+    def __init__(
+        self, item_ids: Sequence[str], mode: SelectMode, cheap: np.ndarray | None = None
+    ) -> None:
+        if mode not in SELECT_MODES:
+            raise TinyjudgeError(f"--select {mode!r} is not one of {list(SELECT_MODES)}")
+        if mode == "active" and cheap is None:
+            raise TinyjudgeError(
+                "--select active needs a cheap score per item: a judge: or rm: source with "
+                "scores or probs in the labels file (see --cheap), or use --select random"
+            )
+        self.item_ids = list(item_ids)
+        self.mode = mode
+        self.cheap = cheap
+
+    def next_item(self, reviewer: str, done: set[str]) -> tuple[str, str] | None:
+        """The next item for ``reviewer`` among those not in ``done``, and how it was chosen
+        (``sequential``, ``random``, ``active`` or ``active:fallback``); None when all are done.
+        """
+        todo = [i for i, item_id in enumerate(self.item_ids) if item_id not in done]
+        if not todo:
+            return None
+        if self.mode == "sequential":
+            return self.item_ids[todo[0]], "sequential"
+        if self.mode == "random":
+            order = np.random.default_rng(_seed("random", reviewer)).permutation(len(self.item_ids))
+            first = next(i for i in order if self.item_ids[i] not in done)
+            return self.item_ids[int(first)], "random"
+        assert self.cheap is not None
+        labelled = np.array([item_id in done for item_id in self.item_ids], dtype=bool)
+        rng = np.random.default_rng(_seed("active", reviewer, len(done)))
+        select = _select_for_labelling()
+        if select is None:
+            return self.item_ids[_fallback_select(self.cheap, labelled, rng)], "active:fallback"
+        picked = np.asarray(select(self.cheap, labelled, k=1, rng=rng)).ravel()
+        if picked.size == 0 or labelled[int(picked[0])]:
+            # the estimate module offered nothing new: never stall the reviewer
+            return self.item_ids[_fallback_select(self.cheap, labelled, rng)], "active:fallback"
+        return self.item_ids[int(picked[0])], "active"

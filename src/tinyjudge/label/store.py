@@ -1,0 +1,321 @@
+"""Durable storage of a reviewer's answers: SQLite in WAL mode, exported to the labels file.
+
+Every answer is committed before the HTTP response leaves (``synchronous=FULL``), so
+closing the browser or killing the server loses nothing. The labels file is then
+rewritten atomically with the store's current human labels next to everything else
+it holds, so ``tinyjudge calibrate`` and ``tinyjudge audit`` read them with no
+conversion. A crash between the commit and the export is repaired by the next
+:meth:`LabelStore.export`, which the app runs at start.
+
+Skips and undone answers stay in SQLite (for the record) but are never exported: a
+skip is the absence of a human answer, not a verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Literal, NamedTuple
+
+from tinyjudge.datasets.jsonl import atomic_writer
+from tinyjudge.errors import TinyjudgeError
+from tinyjudge.records import Label
+from tinyjudge.rubric import Rubric
+
+__all__ = ["Answer", "LabelStore", "store_path", "check_reviewer"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS answers (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    reviewer TEXT NOT NULL,
+    rubric TEXT NOT NULL,
+    rubric_hash TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('label', 'skip')),
+    label TEXT,
+    note TEXT,
+    selected_by TEXT,
+    created REAL NOT NULL,
+    undone REAL
+);
+-- at most one live answer per reviewer and item: undo frees the slot
+CREATE UNIQUE INDEX IF NOT EXISTS answers_live
+    ON answers (reviewer, rubric, item_id) WHERE undone IS NULL;
+CREATE TABLE IF NOT EXISTS cursor (
+    reviewer TEXT NOT NULL,
+    rubric TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    selected_by TEXT,
+    PRIMARY KEY (reviewer, rubric)
+);
+"""
+
+_REVIEWER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class Answer(NamedTuple):
+    """One live (not undone) answer of a reviewer."""
+
+    id: int
+    reviewer: str
+    item_id: str
+    kind: Literal["label", "skip"]
+    label: str | None
+    note: str | None
+    rubric_hash: str
+
+
+def store_path(labels: str | os.PathLike[str]) -> Path:
+    """Where the SQLite store of a labels file lives: right next to it."""
+    p = Path(labels)
+    return p.with_name(p.name + ".tinyjudge-label.sqlite")
+
+
+def check_reviewer(name: str) -> str:
+    """Validate a reviewer name, which becomes the label source ``human:<name>``."""
+    if not _REVIEWER.fullmatch(name or ""):
+        raise TinyjudgeError(
+            f"reviewer name {name!r} is not allowed: use 1-64 letters, digits, '_', '.' or '-' "
+            "(it becomes the label source human:<name>)"
+        )
+    return name
+
+
+class LabelStore:
+    """Answers of any number of reviewers for one rubric, on disk.
+
+    Args:
+        labels: the labels JSONL file the answers are exported to (created if absent).
+        rubric: the rubric being labelled; answers are kept per rubric id.
+        db: the SQLite file; by default :func:`store_path` of ``labels``.
+
+    Thread-safe: one connection guarded by a lock, since FastAPI runs sync handlers
+    in a thread pool. Two server processes (two reviewers) may share one store:
+    exports are serialised by SQLite's write lock.
+    """
+
+    def __init__(
+        self,
+        labels: str | os.PathLike[str],
+        rubric: Rubric,
+        db: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.labels_path = Path(labels)
+        self.rubric = rubric
+        self.db_path = Path(db) if db is not None else store_path(self.labels_path)
+        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(
+            self.db_path, isolation_level=None, check_same_thread=False, timeout=30.0
+        )
+        self._db.execute("PRAGMA journal_mode=WAL")
+        # FULL: an answer survives a power cut too, not only a killed process.
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    # -- reading ---------------------------------------------------------------------------
+    def answers(self, reviewer: str | None = None) -> list[Answer]:
+        """Live answers (labels and skips) in the order given, of one reviewer or all."""
+        sql = (
+            "SELECT id, reviewer, item_id, kind, label, note, rubric_hash FROM answers "
+            "WHERE rubric = ? AND undone IS NULL"
+        )
+        args: list[str] = [self.rubric.id]
+        if reviewer is not None:
+            sql += " AND reviewer = ?"
+            args.append(reviewer)
+        with self._lock:
+            rows = self._db.execute(sql + " ORDER BY id", args).fetchall()
+        return [Answer(*row) for row in rows]
+
+    def reviewers(self) -> list[str]:
+        """Everyone who ever answered this rubric here (undone answers included)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT DISTINCT reviewer FROM answers WHERE rubric = ? ORDER BY reviewer",
+                (self.rubric.id,),
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def current(self, reviewer: str) -> tuple[str, str | None] | None:
+        """The item assigned to the reviewer and not yet answered: (item_id, selected_by)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT item_id, selected_by FROM cursor WHERE reviewer = ? AND rubric = ?",
+                (reviewer, self.rubric.id),
+            ).fetchone()
+        return (row[0], row[1]) if row else None
+
+    # -- writing ---------------------------------------------------------------------------
+    def assign(self, reviewer: str, item_id: str, selected_by: str | None = None) -> None:
+        """Make ``item_id`` the reviewer's current item (kept across restarts)."""
+        with self._write() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO cursor (reviewer, rubric, item_id, selected_by) "
+                "VALUES (?, ?, ?, ?)",
+                (reviewer, self.rubric.id, item_id, selected_by),
+            )
+
+    def answer(
+        self,
+        reviewer: str,
+        item_id: str,
+        label: str | None,
+        note: str | None = None,
+    ) -> Answer:
+        """Commit a label (or a skip when ``label`` is None) and export the labels file.
+
+        Raises:
+            TinyjudgeError: ``item_id`` is not the reviewer's current item (a stale
+                page), or the label is not one of the rubric's.
+        """
+        if label is not None and label not in self.rubric.label_names:
+            raise TinyjudgeError(
+                f"label {label!r} is not one of rubric {self.rubric.id!r}'s labels "
+                f"{self.rubric.label_names}"
+            )
+        note = (note or "").strip() or None
+        with self._write() as db:
+            row = db.execute(
+                "SELECT item_id, selected_by FROM cursor WHERE reviewer = ? AND rubric = ?",
+                (reviewer, self.rubric.id),
+            ).fetchone()
+            if row is None or row[0] != item_id:
+                current = row[0] if row else None
+                raise TinyjudgeError(
+                    f"item {item_id!r} is not {reviewer}'s current item ({current!r}); "
+                    "reload the page"
+                )
+            cur = db.execute(
+                "INSERT INTO answers (reviewer, rubric, rubric_hash, item_id, kind, label, note,"
+                " selected_by, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    reviewer,
+                    self.rubric.id,
+                    self.rubric.hash,
+                    item_id,
+                    "skip" if label is None else "label",
+                    label,
+                    note,
+                    row[1],
+                    time.time(),
+                ),
+            )
+            db.execute(
+                "DELETE FROM cursor WHERE reviewer = ? AND rubric = ?", (reviewer, self.rubric.id)
+            )
+            answer_id = int(cur.lastrowid or 0)
+        self.export()
+        kind: Literal["label", "skip"] = "skip" if label is None else "label"
+        return Answer(answer_id, reviewer, item_id, kind, label, note, self.rubric.hash)
+
+    def undo(self, reviewer: str) -> Answer | None:
+        """Withdraw the reviewer's latest live answer; its item becomes current again.
+
+        Returns the withdrawn answer, or None when there is nothing to undo.
+        """
+        with self._write() as db:
+            row = db.execute(
+                "SELECT id, reviewer, item_id, kind, label, note, rubric_hash, selected_by "
+                "FROM answers WHERE reviewer = ? AND rubric = ? AND undone IS NULL "
+                "ORDER BY id DESC LIMIT 1",
+                (reviewer, self.rubric.id),
+            ).fetchone()
+            if row is None:
+                return None
+            db.execute("UPDATE answers SET undone = ? WHERE id = ?", (time.time(), row[0]))
+            db.execute(
+                "INSERT OR REPLACE INTO cursor (reviewer, rubric, item_id, selected_by) "
+                "VALUES (?, ?, ?, ?)",
+                (reviewer, self.rubric.id, row[2], row[7]),
+            )
+        self.export()
+        return Answer(*row[:7])
+
+    # -- the labels file -------------------------------------------------------------------
+    def to_label(self, answer: Answer) -> Label:
+        """The exported record of a live label answer: source ``human:<reviewer>``."""
+        assert answer.label is not None
+        probs = {answer.label: 1.0}
+        return Label(
+            item_id=answer.item_id,
+            rubric=self.rubric.id,
+            rubric_hash=answer.rubric_hash,
+            source=f"human:{answer.reviewer}",
+            label=answer.label,
+            probs=probs,
+            score=self.rubric.score(probs),
+            rationale=answer.note,
+        )
+
+    def foreign_labels(self, reviewer: str) -> int:
+        """How many labels of ``human:<reviewer>`` for this rubric the labels file holds
+        that this store did not write (0 when the reviewer already answered here)."""
+        if reviewer in self.reviewers() or not self.labels_path.exists():
+            return 0
+        source = f"human:{reviewer}"
+        return sum(1 for obj in _read_objects(self.labels_path) if self._owned(obj, {source}))
+
+    def _owned(self, obj: object, sources: set[str]) -> bool:
+        return (
+            isinstance(obj, dict)
+            and obj.get("source") in sources
+            and obj.get("rubric") == self.rubric.id
+        )
+
+    def export(self) -> int:
+        """Rewrite the labels file atomically: its other records untouched, in order,
+        then every live human label of this store. Returns the number exported."""
+        with self._write():
+            # Holding SQLite's write lock serialises exports of two server processes.
+            sources = {f"human:{r}" for r in self.reviewers()}
+            keep: list[str] = []
+            if self.labels_path.exists():
+                with self.labels_path.open(encoding="utf-8") as fh:
+                    for line in fh:
+                        if not line.strip():
+                            continue
+                        try:
+                            obj = json.loads(line)
+                        except json.JSONDecodeError:
+                            obj = None  # not ours to judge: kept byte for byte
+                        if not self._owned(obj, sources):
+                            keep.append(line if line.endswith("\n") else line + "\n")
+            mine = [a for a in self.answers() if a.kind == "label"]
+            with atomic_writer(self.labels_path) as out:
+                out.writelines(keep)
+                for a in mine:
+                    out.write(self.to_label(a).model_dump_json(exclude_none=True) + "\n")
+        return len(mine)
+
+
+def _read_objects(path: Path) -> Iterator[object]:
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError:
+                    continue

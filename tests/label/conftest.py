@@ -1,0 +1,165 @@
+"""Fixtures for the labelling page: the XSTest sample as items and labels, and a real
+``tinyjudge label`` server in a subprocess on a free 127.0.0.1 port."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tinyjudge.datasets.importers import run_import
+from tinyjudge.datasets.jsonl import write_jsonl
+from tinyjudge.records import Item, Message
+
+
+@dataclass
+class LabelData:
+    items: Path
+    labels: Path
+
+
+@pytest.fixture
+def xstest_data(xstest_sample: Path, tmp_path: Path) -> LabelData:
+    """The bundled XSTest sample, imported as ``tinyjudge import xstest`` does."""
+    result = run_import("xstest", xstest_sample)
+    out = tmp_path / "xstest"
+    write_jsonl(out / "items.jsonl", result.items)
+    write_jsonl(out / "labels.jsonl", result.labels)
+    return LabelData(out / "items.jsonl", out / "labels.jsonl")
+
+
+XSS = '<script>window.__pwned = 1; document.title = "pwned"</script><b>bold?</b>'
+
+
+@pytest.fixture
+def hostile_data(tmp_path: Path) -> LabelData:
+    """Items whose transcripts carry script and HTML payloads, in text and tool calls."""
+    items = [
+        Item(
+            id="xss-1",
+            messages=[
+                Message(role="user", content=f"Say this back: {XSS}"),
+                Message(
+                    role="assistant",
+                    content=f'<img src=x onerror="window.__pwned = 2">{XSS}',
+                    tool_calls=[
+                        {
+                            "id": "call_<b>1</b>",
+                            "function": {
+                                "name": "<i>run</i>",
+                                "arguments": '{"cmd": "' + "</pre>" + '"}',
+                            },
+                        }
+                    ],
+                ),
+                Message(role="tool", tool_call_id="call_<b>1</b>", content=XSS),
+                Message(role="assistant", content="done </details></article><script>x=1</script>"),
+            ],
+        ),
+        Item(
+            id="plain-2",
+            messages=[
+                Message(role="user", content="hi"),
+                Message(role="assistant", content="hello"),
+            ],
+        ),
+    ]
+    out = tmp_path / "hostile"
+    write_jsonl(out / "items.jsonl", items)
+    return LabelData(out / "items.jsonl", out / "labels.jsonl")
+
+
+@dataclass
+class Server:
+    proc: subprocess.Popen[str]
+    url: str
+    stdout: str
+
+    def client(self, **kw: object) -> httpx.Client:
+        return httpx.Client(base_url=self.url.split("?")[0], timeout=30.0, **kw)  # type: ignore[arg-type]
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown hook runs, as when the machine loses power or OOM strikes."""
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=30)
+
+    def stop(self) -> str:
+        """Ctrl+C, then the process's remaining output (stdout and stderr)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=30)
+        rest = self.proc.stdout.read() if self.proc.stdout else ""
+        return self.stdout + rest
+
+
+def _launch(args: list[str], env: dict[str, str] | None = None) -> Server:
+    cmd = [sys.executable, "-m", "tinyjudge.cli", "label", *args]
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "COLUMNS": "400", **(env or {})},
+    )
+    seen = ""
+    deadline = time.monotonic() + 120
+    assert proc.stdout is not None
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen += line
+        m = re.search(r"open (http://\S+)", line)
+        if m:
+            return Server(proc, m.group(1), seen)
+    proc.kill()
+    rest = proc.stdout.read()
+    raise AssertionError(f"server did not start: {cmd}\n{seen}{rest}")
+
+
+@pytest.fixture
+def start_server() -> Iterator[Callable[..., Server]]:
+    """Start ``tinyjudge label ... --port 0``; every server is stopped after the test."""
+    started: list[Server] = []
+
+    def start(
+        data: LabelData, reviewer: str, *extra: str, env: dict[str, str] | None = None
+    ) -> Server:
+        args = [str(data.items), "--rubric", "compliance", "--labels", str(data.labels)]
+        server = _launch([*args, "--as", reviewer, "--port", "0", *extra], env)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``tinyjudge label`` to completion (for start-up refusals)."""
+    return subprocess.run(
+        [sys.executable, "-m", "tinyjudge.cli", "label", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "400", **(env or {})},
+    )
+
+
+@pytest.fixture
+def label_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """:func:`run_cli`, for tests that expect ``tinyjudge label`` to refuse and exit."""
+    return run_cli
