@@ -15,6 +15,13 @@ from tinyjudge.audit.agreement import (
     pair_labels,
     spearman,
 )
+from tinyjudge.audit.bias import (
+    bias_report,
+    injection_flip_rate,
+    position_bias,
+    self_consistency,
+    verbosity_bias,
+)
 from tinyjudge.audit.estimate import (
     RateDifference,
     RateEstimate,
@@ -37,6 +44,12 @@ __all__: list[str] = [
     "BootstrapCI",
     "pair_labels",
     "PairedLabels",
+    # bias
+    "position_bias",
+    "verbosity_bias",
+    "self_consistency",
+    "injection_flip_rate",
+    "bias_report",
     # estimate
     "ppi_mean",
     "estimate_rate",
