@@ -115,6 +115,8 @@ class Judge:
         backoff: float = 0.5,
     ) -> None:
         self.rubric = load_rubric(rubric)
+        # Hashed once: the rubric is fixed for the judge's life, and hashing is not free.
+        self.rubric_hash = self.rubric.hash
         if not model:
             raise TinyjudgeError("model must not be empty; pass the endpoint's model name")
         for name, value, low in (("samples", samples, 1), ("concurrency", concurrency, 1)):
@@ -173,7 +175,7 @@ class Judge:
 
     def key(self, item: Item, order: str = "ab") -> str:
         """The cache key of ``item`` in presentation ``order``."""
-        return cache_key(self.rubric.hash, item.content_hash(), self.model, self.params, order)
+        return cache_key(self.rubric_hash, item.content_hash(), self.model, self.params, order)
 
     def _check(self, items: list[Item]) -> None:
         pairwise_rubric = self.rubric.type == "pairwise"
@@ -266,9 +268,11 @@ class Judge:
                 if order == "ba":
                     result = swap_result(result)
                 if store is not None and not result.get("transient"):
-                    store.put(key, item.id, order, self.rubric.hash, self.model, result)
+                    store.put(key, item.id, order, self.rubric_hash, self.model, result)
                 results[order] = result
-            label = make_label(item, self.rubric, self.source, results, all_cached)
+            label = make_label(
+                item, self.rubric, self.source, results, all_cached, self.rubric_hash
+            )
             if any(r.get("transient") for r in results.values()):
                 summary.failed += 1
             return label

@@ -117,7 +117,12 @@ def _usage(results: list[dict[str, Any]], cached: bool) -> dict[str, Any]:
 
 
 def make_label(
-    item: Item, rubric: Rubric, source: str, results: dict[str, dict[str, Any]], cached: bool
+    item: Item,
+    rubric: Rubric,
+    source: str,
+    results: dict[str, dict[str, Any]],
+    cached: bool,
+    rubric_hash: str | None = None,
 ) -> Label:
     """The Label of an item from its result (or both orders' results, for a pair).
 
@@ -129,7 +134,7 @@ def make_label(
     base: dict[str, Any] = {
         "item_id": item.id,
         "rubric": rubric.id,
-        "rubric_hash": rubric.hash,
+        "rubric_hash": rubric_hash or rubric.hash,
         "source": source,
         "usage": _usage(list(results.values()), cached),
     }

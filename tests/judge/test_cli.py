@@ -1,0 +1,106 @@
+"""``tinyjudge judge``: user mistakes are one line and exit 2; the output is written whole."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from judge_helpers import single, verdict
+
+from tinyjudge.cli import main
+from tinyjudge.datasets.jsonl import read_labels, write_jsonl
+from tinyjudge.judge import Reply
+
+
+def run_cli(monkeypatch, capsys, *args: object) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "argv", ["tinyjudge", *map(str, args)])
+    with pytest.raises(SystemExit) as e:
+        main()
+    out, err = capsys.readouterr()
+    return int(e.value.code or 0), out, err
+
+
+@pytest.fixture
+def items_file(tmp_path: Path) -> Path:
+    path = tmp_path / "items.jsonl"
+    write_jsonl(path, [single(i) for i in range(5)])
+    return path
+
+
+def test_judge_writes_labels_and_summary(serve, items_file, tmp_path, monkeypatch, capsys) -> None:
+    srv = serve(lambda req: Reply(verdict("full_refusal")))
+    out = tmp_path / "labels.jsonl"
+    rc, stdout, _ = run_cli(
+        monkeypatch, capsys, "judge", items_file, "--rubric", "compliance", "--model", "m",
+        "--base-url", srv.base_url, "--out", out, "--summary", tmp_path / "s.json",
+        "--price-in", "1", "--price-out", "2", "--no-progress",
+    )  # fmt: skip
+    assert rc == 0
+    assert [lab.label for lab in read_labels(out)] == ["full_refusal"] * 5
+    assert (
+        "5 items: 5 labelled, 0 unscored" in stdout and "5 calls, 0 cache hits, 0 retries" in stdout
+    )
+    assert "cost $" in stdout
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["calls"] == 5 and summary["cost"] > 0
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--rubric", "compliance"], "--model is required"),
+        (["--rubric", "nope", "--model", "m"], "unknown rubric 'nope'"),
+        (
+            ["--rubric", "compliance", "--replay", "x.jsonl", "--base-url", "http://h/v1"],
+            "give either --replay or --base-url",
+        ),
+        (
+            [
+                "--rubric",
+                "compliance",
+                "--model",
+                "m",
+                "--concurrency",
+                "0",
+                "--base-url",
+                "http://h/v1",
+            ],
+            "concurrency must be >= 1",
+        ),
+    ],
+    ids=["no_model", "unknown_rubric", "replay_and_base_url", "bad_concurrency"],
+)
+def test_user_mistakes_exit_2_with_one_line(
+    items_file, tmp_path, monkeypatch, capsys, args, message
+) -> None:
+    out = tmp_path / "labels.jsonl"
+    rc, _, err = run_cli(monkeypatch, capsys, "judge", items_file, "--out", out, *args)
+    assert rc == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_bad_items_file_names_the_line(tmp_path, monkeypatch, capsys) -> None:
+    bad = tmp_path / "items.jsonl"
+    bad.write_text('{"id": "a", "messages": [{"role": "user", "content": "q"}]}\n{"id": "b"}\n')
+    rc, _, err = run_cli(
+        monkeypatch, capsys, "judge", bad, "--rubric", "compliance", "--model", "m",
+        "--base-url", "http://127.0.0.1:9/v1", "--out", tmp_path / "o.jsonl",
+    )  # fmt: skip
+    assert rc == 2 and "items.jsonl:2:" in err
+
+
+def test_a_refused_endpoint_keeps_no_half_output(
+    serve, items_file, tmp_path, monkeypatch, capsys
+) -> None:
+    from tinyjudge.judge import Fault
+
+    srv = serve(lambda req: Fault("status", 401, message="invalid api key"))
+    out = tmp_path / "labels.jsonl"
+    rc, _, err = run_cli(
+        monkeypatch, capsys, "judge", items_file, "--rubric", "compliance", "--model", "m",
+        "--base-url", srv.base_url, "--out", out, "--no-progress",
+    )  # fmt: skip
+    assert rc == 2 and "the endpoint refused the judge: HTTP 401: invalid api key" in err
+    assert not out.exists()
