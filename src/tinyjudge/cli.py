@@ -11,6 +11,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from tinyjudge.errors import TinyjudgeError
 
@@ -30,7 +31,7 @@ out = Console(highlight=False)
 
 def fail(message: str) -> None:
     """Print one error line and exit 2."""
-    err.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
+    err.print(f"[bold red]error:[/] {escape(message)}", markup=True, soft_wrap=True)
     raise typer.Exit(2)
 
 
@@ -45,72 +46,46 @@ def import_cmd(
     out_dir: Path = typer.Option(..., "--out", help="writes OUT/items.jsonl and OUT/labels.jsonl"),
     skip_bad: bool = typer.Option(False, "--skip-bad", help="report bad rows and go on"),
 ) -> None:
-    """Import a public labelled set into items.jsonl and labels.jsonl."""
-    from tinyjudge.datasets.importers import run_import
+    """Import a public labelled set into items.jsonl and labels.jsonl.
+
+    Without --skip-bad the import stops at the first bad record, exits 2 and
+    keeps what it read before it; with --skip-bad it reports each bad record
+    and imports the rest.
+    """
+    from tinyjudge.datasets.importers import ImportStopped, run_import
     from tinyjudge.datasets.jsonl import write_jsonl
 
-    result = run_import(name, src, skip_bad=skip_bad)
-    n_items = write_jsonl(out_dir / "items.jsonl", result.items)
-    n_labels = write_jsonl(out_dir / "labels.jsonl", result.labels)
-    out.print(f"{name}: {n_items} items, {n_labels} labels -> {out_dir}")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise TinyjudgeError(f"--out {out_dir} is a file; give a folder to write into")
+    items_path, labels_path = out_dir / "items.jsonl", out_dir / "labels.jsonl"
+    try:
+        result = run_import(name, src, skip_bad=skip_bad)
+    except ImportStopped as stop:
+        n_items = write_jsonl(items_path, stop.kept.items)
+        n_labels = write_jsonl(labels_path, stop.kept.labels)
+        fail(
+            f"{stop}; kept the {n_items} items and {n_labels} labels read before it in "
+            f"{items_path} and {labels_path}; fix that record, or rerun with --skip-bad "
+            "to import the rest"
+        )
+        return
+    n_items = write_jsonl(items_path, result.items)
+    n_labels = write_jsonl(labels_path, result.labels)
+    out.print(f"{name}: {n_items} items, {n_labels} labels -> {out_dir}", markup=False)
     for source, n in result.sources().items():
         unscored = sum(1 for lab in result.labels if lab.source == source and lab.status != "ok")
         extra = f" ({unscored} unscored)" if unscored else ""
-        out.print(f"  {source:<32} {n:>6}{extra}")
+        out.print(f"  {source:<32} {n:>6}{extra}", markup=False)
     for bad in result.bad:
-        err.print(f"skipped: {bad}")
+        err.print(f"skipped: {bad}", markup=False, soft_wrap=True)
     if result.bad:
-        err.print(f"{len(result.bad)} bad rows skipped")
+        err.print(f"{len(result.bad)} bad records skipped (listed above)", markup=False)
 
 
 @app.command()
-def judge(
-    items: Path = typer.Argument(..., help="items JSONL"),
-    rubric: str = typer.Option(..., "--rubric", help="built-in rubric name or YAML path"),
-    out_path: Path = typer.Option(..., "--out", help="labels JSONL, written atomically"),
-    model: str = typer.Option(None, "--model", help="model name at the endpoint"),
-    base_url: str = typer.Option(None, "--base-url", help="OpenAI-compatible URL (.../v1)"),
-    samples: int = typer.Option(1, "--samples", help="completions per item (self-consistency)"),
-    temperature: float = typer.Option(0.0, "--temperature"),
-    concurrency: int = typer.Option(8, "--concurrency", help="items in flight at once"),
-    max_retries: int = typer.Option(4, "--max-retries"),
-    timeout: float = typer.Option(60.0, "--timeout", help="seconds per HTTP request"),
-    cache: Path = typer.Option(None, "--cache", help="SQLite cache (default: OUT.cache.sqlite)"),
-    no_cache: bool = typer.Option(False, "--no-cache", help="no cache, no resume"),
-    replay: Path = typer.Option(None, "--replay", help="answer from recorded labels (no key)"),
-    replay_source: str = typer.Option("judge:gpt-4", "--replay-source"),
-    price_in: float = typer.Option(None, "--price-in", help="USD per 1M input tokens"),
-    price_out: float = typer.Option(None, "--price-out", help="USD per 1M output tokens"),
-    api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="env var of the key"),
-    summary: Path = typer.Option(None, "--summary", help="also write the run summary as JSON"),
-    progress: bool = typer.Option(True, "--progress/--no-progress"),
-) -> None:
+def judge() -> None:
     """Judge items with an LLM over any OpenAI-compatible endpoint."""
-    from tinyjudge.judge._cli import judge_command
-
-    judge_command(
-        items,
-        rubric=rubric,
-        out=out_path,
-        model=model,
-        base_url=base_url,
-        samples=samples,
-        temperature=temperature,
-        concurrency=concurrency,
-        max_retries=max_retries,
-        timeout=timeout,
-        cache=cache,
-        no_cache=no_cache,
-        replay=replay,
-        replay_source=replay_source,
-        price_in=price_in,
-        price_out=price_out,
-        api_key_env=api_key_env,
-        summary_path=summary,
-        progress=progress,
-        console=out,
-        err=err,
-    )
+    _not_built("judge", "the judge issue")
 
 
 @app.command()
@@ -189,9 +164,38 @@ def audit() -> None:
 
 
 @app.command()
-def estimate() -> None:
+def estimate(
+    labels: list[Path] = typer.Argument(..., help="labels JSONL file(s), any sources"),
+    items: Path = typer.Option(None, "--items", help="items JSONL (needed for --by)"),
+    cheap: str = typer.Option(..., "--cheap", help="the cheap source, e.g. judge:gpt-4"),
+    human: str = typer.Option(..., "--human", help="the human source, e.g. human:final"),
+    rubric: str = typer.Option(None, "--rubric", help="its `positive` labels are the behaviour"),
+    by: str = typer.Option(None, "--by", help="group key, e.g. metadata.answering_model"),
+    compare: tuple[str, str] | None = typer.Option(None, "--compare", help="groups A B"),
+    level: float = typer.Option(0.9, "--level", help="coverage of the intervals"),
+    method: str = typer.Option("ppi++", "--method", help="ppi++ | ppi | stratified"),
+    human_fraction: float = typer.Option(None, "--human-fraction", help="keep this share"),
+    seed: int = typer.Option(0, "--seed", help="seed of --human-fraction's draw"),
+    json_out: Path = typer.Option(None, "--json", help="also write the figures as JSON"),
+) -> None:
     """Estimate behaviour rates from cheap labels plus a few human ones (PPI)."""
-    _not_built("estimate", "the calibrate/audit issue")
+    from tinyjudge.audit.estimate._cli import estimate_command
+
+    estimate_command(
+        labels,
+        items=items,
+        cheap=cheap,
+        human=human,
+        rubric=rubric,
+        by=by,
+        compare=compare,
+        level=level,
+        method=method,
+        human_fraction=human_fraction,
+        seed=seed,
+        json_out=json_out,
+        console=out,
+    )
 
 
 @app.command()
@@ -238,6 +242,43 @@ def hints(
 
 
 @app.command()
+def label(
+    items: Path = typer.Argument(..., help="items.jsonl to label"),
+    rubric: str = typer.Option(..., "--rubric", help="built-in rubric name or a .yaml path"),
+    labels: Path = typer.Option(..., "--labels", help="labels.jsonl: read, and answers added"),
+    reviewer: str = typer.Option(..., "--as", help="your name: labels get source human:NAME"),
+    host: str = typer.Option("127.0.0.1", help="bind address; anything but loopback needs --token"),
+    port: int = typer.Option(8765, help="TCP port (0: any free port)"),
+    select: str = typer.Option(
+        None, help="active|random|sequential (default: active when --cheap exists, else random)"
+    ),
+    budget: int = typer.Option(None, help="stop after this many labels"),
+    cheap: str = typer.Option(
+        None, help="judge:/rm: source for active selection (default: the first with scores)"
+    ),
+    token: str = typer.Option(
+        None, envvar="TINYJUDGE_LABEL_TOKEN", help="token to require (needed off loopback)"
+    ),
+) -> None:
+    """Label items in the browser; each answer is saved at once as human:NAME."""
+    from tinyjudge.label import check_token, create_app, open_session, serve
+    from tinyjudge.label.app import is_loopback
+
+    check_token(host, token)
+    session = open_session(items, rubric, labels, reviewer, select, budget, cheap)  # type: ignore[arg-type]
+    done = len(session.my_answers())
+    how = session.selector.mode + (f" on {session.cheap_source}" if session.cheap_source else "")
+    out.print(f"{len(session.items)} items, {done} labelled by human:{reviewer}; order: {how}")
+    app_ = create_app(session, token=token, loopback=is_loopback(host))
+
+    def ready(url: str) -> None:
+        out.print(f"open {url}  (Ctrl+C stops; every answer is already saved)")
+        sys.stdout.flush()
+
+    serve(app_, host, port, token, on_ready=ready)
+
+
+@app.command()
 def demo(
     data: Path = typer.Option(None, help="XSTest-shaped folder (default: the bundled sample)"),
     out_dir: Path = typer.Option(Path("runs/demo"), "--out", help="where the demo writes"),
@@ -253,7 +294,13 @@ def main() -> None:
     try:
         rc = app(standalone_mode=False)
     except TinyjudgeError as e:
-        err.print(f"[bold red]error:[/] {e}", markup=True, soft_wrap=True)
+        err.print(f"[bold red]error:[/] {escape(str(e))}", markup=True, soft_wrap=True)
+        sys.exit(2)
+    except OSError as e:
+        # A path the user gave that cannot be read or written (permissions, a
+        # file where a folder is needed, a full disk): their fix, not our bug.
+        where = f"{e.filename}: " if e.filename else ""
+        err.print(f"[bold red]error:[/] {escape(where + (e.strerror or str(e)))}", soft_wrap=True)
         sys.exit(2)
     except typer.Exit as e:
         sys.exit(e.exit_code)
@@ -263,12 +310,12 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print("interrupted; finished work is kept")
         sys.exit(130)
-    except Exception as e:  # click usage errors
-        import click
-
-        if isinstance(e, click.exceptions.ClickException):
-            e.show()
-            sys.exit(2)
+    except Exception as e:
+        # Usage errors (missing argument, bad option). Matched by name because
+        # typer >= 0.20 ships its own copy of click, not the `click` package.
+        if any(c.__name__ == "ClickException" for c in type(e).__mro__):
+            e.show()  # type: ignore[attr-defined]
+            sys.exit(getattr(e, "exit_code", 2) or 2)
         raise
     sys.exit(rc if isinstance(rc, int) else 0)
 
