@@ -13,6 +13,7 @@ import pytest
 from tinyjudge.datasets.importers import ImportStopped, import_xstest, run_import
 from tinyjudge.datasets.importers._common import Imported
 from tinyjudge.errors import DataError, TinyjudgeError
+from tinyjudge.records import Item
 from tinyjudge.rubric import load_rubric
 
 MODELS = ["gpt4", "llama2new", "llama2orig", "mistralguard", "mistralinstruct"]
@@ -209,6 +210,19 @@ def test_bad_source(tmp_path: Path, name: str, folder: str, match: str) -> None:
     (tmp_path / "file.txt").write_text("x")
     with pytest.raises(TinyjudgeError, match=match):
         run_import(name, tmp_path / folder)
+
+
+def test_before_first_bad_however_bad_records_are_added() -> None:
+    item = Item(id="x", messages=[{"role": "user", "content": "q"}])
+    out = Imported()
+    out.items.append(item)
+    out.bad.extend([DataError("f.csv", 2, "bad")])
+    out.items.append(item)
+    out.bad += [DataError("f.csv", 3, "bad")]
+    assert len(out.before_first_bad().items) == 1
+    assert out.bad.marks == [(1, 0), (2, 0)]
+    out.bad = [DataError("f.csv", 4, "replaced by a plain list")]
+    assert len(out.before_first_bad().items) == 2, "no marks: keep everything read"
 
 
 def test_imported_marks_survive_construction() -> None:

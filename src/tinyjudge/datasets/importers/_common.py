@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +33,14 @@ class _BadRecords(list):
         self.marks.append((len(self.owner.items), len(self.owner.labels)))
         super().append(err)
 
+    def extend(self, errs: Iterable[DataError]) -> None:
+        for err in errs:
+            self.append(err)
+
+    def __iadd__(self, errs: Iterable[DataError]) -> _BadRecords:  # type: ignore[override]
+        self.extend(errs)
+        return self
+
 
 @dataclass
 class Imported:
@@ -51,7 +59,10 @@ class Imported:
         """The items and labels read before the first bad record (all if none)."""
         if not self.bad:
             return Imported(list(self.items), list(self.labels))
-        n_items, n_labels = self.bad.marks[0]  # type: ignore[attr-defined]
+        # An importer that replaced ``bad`` with a plain list left no marks:
+        # then everything read is kept, which loses nothing.
+        marks = getattr(self.bad, "marks", None) or [(len(self.items), len(self.labels))]
+        n_items, n_labels = marks[0]
         return Imported(self.items[:n_items], self.labels[:n_labels])
 
     def sources(self) -> dict[str, int]:
