@@ -100,7 +100,7 @@ def _message(where: str, i: int, raw: Any, open_calls: dict[str, str]) -> Messag
 
 
 def _label(item_id: str, reward: Any, rubric_hash: str | None) -> Label:
-    base = {
+    base: dict[str, Any] = {
         "item_id": item_id,
         "rubric": _RUBRIC,
         "rubric_hash": rubric_hash,

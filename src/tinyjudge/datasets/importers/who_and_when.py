@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, cast, get_args
 
 from tinyjudge.errors import DataError
 from tinyjudge.records import Item, Label, Message, Role
@@ -35,14 +35,16 @@ def _messages(path: Path, history: Any) -> tuple[list[Message], list[str | None]
     """Messages with agent names, and each message's original role if it was mapped."""
     if not isinstance(history, list) or not history:
         raise DataError(str(path), None, '"history" is empty or not a list; nothing to judge')
-    messages, original = [], []
+    messages: list[Message] = []
+    original: list[str | None] = []
     for i, entry in enumerate(history):
         if not isinstance(entry, dict) or not isinstance(entry.get("content", ""), str):
             raise DataError(str(path), None, f"history[{i}] is not a {{role, content}} message")
         role = str(entry.get("role", ""))
         name = entry.get("name") or None
         if role in _ROLES and role != "tool":
-            messages.append(Message(role=role, content=entry.get("content", ""), name=name))
+            kept = cast(Role, role)
+            messages.append(Message(role=kept, content=entry.get("content", ""), name=name))
             original.append(None)
         else:
             # Multi-agent logs use agent names ("Orchestrator (thought)") as roles; the
@@ -57,7 +59,7 @@ def _messages(path: Path, history: Any) -> tuple[list[Message], list[str | None]
 
 
 def _label(item_id: str, data: dict[str, Any], n_messages: int, rubric_hash: str | None) -> Label:
-    base = {
+    base: dict[str, Any] = {
         "item_id": item_id,
         "rubric": _RUBRIC,
         "rubric_hash": rubric_hash,
