@@ -105,10 +105,10 @@ def read_jsonl(
 
 
 def read_items(
-    path: str | os.PathLike[str], **kw: Callable[[DataError], None] | None
+    path: str | os.PathLike[str], on_error: Callable[[DataError], None] | None = None
 ) -> list[Item]:
     """Read every item of a JSONL file (see :func:`read_jsonl`)."""
-    return list(read_jsonl(path, Item, **kw))
+    return list(read_jsonl(path, Item, on_error=on_error))
 
 
 def read_labels(

@@ -37,7 +37,7 @@ class _BadRecords(list):
         for err in errs:
             self.append(err)
 
-    def __iadd__(self, errs: Iterable[DataError]) -> _BadRecords:  # type: ignore[override]
+    def __iadd__(self, errs: Iterable[DataError]) -> _BadRecords:  # type: ignore[override,misc]
         self.extend(errs)
         return self
 
