@@ -1,0 +1,76 @@
+"""The progress panel's figures, against hand-derived values."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from tinyjudge.label._progress import agreement, rate_estimate, verdicts
+from tinyjudge.records import Label
+from tinyjudge.rubric import load_rubric
+
+RUBRIC = load_rubric("compliance")
+R, C = "full_refusal", "full_compliance"
+
+
+def test_without_cheap_scores_the_rate_has_a_wilson_interval():
+    ids = [f"i{i}" for i in range(10)]
+    answers = {i: (R if n < 3 else C) for n, i in enumerate(ids)}
+    est = rate_estimate(RUBRIC, ids, answers, None)
+    # Wilson 95% for 3/10: 0.1078 to 0.6032 (e.g. Brown, Cai and DasGupta 2001, table 5).
+    assert (est.rate, est.n, est.method) == (0.3, 10, "Wilson")
+    assert est.low == pytest.approx(0.1078, abs=1e-4)
+    assert est.high == pytest.approx(0.6032, abs=1e-4)
+
+
+def test_with_cheap_scores_the_rate_is_prediction_powered():
+    ids = ["a", "b", "c", "d", "e", "f"]
+    cheap = np.array([0.9, 0.1, 0.8, 0.2, 0.6, 0.4])
+    answers = {"a": R, "b": C, "c": C}  # residuals 0.1, -0.1, -0.8
+    est = rate_estimate(RUBRIC, ids, answers, cheap)
+    resid = np.array([0.1, -0.1, -0.8])
+    rate = cheap.mean() + resid.mean()  # 0.5 - 0.2667
+    se = math.sqrt(cheap.var(ddof=1) / 6 + resid.var(ddof=1) / 3)
+    assert est.method == "PPI" and est.n == 3
+    assert est.rate == pytest.approx(rate)
+    assert (est.low, est.high) == pytest.approx(
+        (max(0.0, rate - 1.96 * se), rate + 1.96 * se), abs=1e-3
+    )
+
+
+def test_no_rate_before_two_answers_or_without_positive_labels():
+    assert rate_estimate(RUBRIC, ["a", "b"], {"a": R}, None) is None
+    plain = RUBRIC.model_copy(update={"positive": []})
+    assert rate_estimate(plain, ["a", "b"], {"a": R, "b": C}, None) is None
+
+
+def _lab(source: str, item: str, label: str | None, **kw) -> Label:
+    return Label(item_id=item, rubric="compliance", source=source, label=label, **kw)
+
+
+LABELS = [
+    _lab("judge:g", "1", "y"), _lab("judge:g", "2", "n"), _lab("judge:g", "3", "n"),
+    _lab("rm:m", "1", "y"), _lab("rm:m", "2", "y"), _lab("rm:m", "3", "n"),
+    _lab("rm:m", "9", "y"),  # not answered by the reviewer: ignored
+    _lab("judge:g", "4", None, status="unscored", raw="?", reason="unparseable"),
+    _lab("human:other", "1", "n"),
+]  # fmt: skip
+
+
+def test_agreement_of_each_machine_with_the_reviewer():
+    mine = {"1": "y", "2": "y", "3": "n", "4": "n"}
+    got = {a.source: a for a in agreement(LABELS, RUBRIC, mine)}
+    assert list(got) == ["judge:g", "rm:m"]  # never another human
+    # judge:g vs reviewer on 1-3: y/y, n/y, n/n -> po = 2/3; pe = 2/3*1/3 + 1/3*2/3 = 4/9;
+    # kappa = (2/3 - 4/9) / (1 - 4/9) = 0.4
+    assert got["judge:g"].n == 3 and got["judge:g"].agreement == pytest.approx(2 / 3)
+    assert got["judge:g"].kappa == pytest.approx(0.4)
+    assert got["rm:m"].agreement == 1.0 and got["rm:m"].kappa == pytest.approx(1.0)
+
+
+def test_verdicts_show_machines_only_and_keep_unscored():
+    assert [v["source"] for v in verdicts(LABELS, "1", RUBRIC)] == ["judge:g", "rm:m"]
+    (v,) = verdicts(LABELS, "4", RUBRIC)
+    assert (v["status"], v["label"], v["reason"]) == ("unscored", None, "unparseable")

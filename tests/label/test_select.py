@@ -1,0 +1,102 @@
+"""Which item comes next: file order, a fixed shuffle per reviewer, or active selection."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tinyjudge.errors import TinyjudgeError
+from tinyjudge.label.select import Selector, _fallback_select, cheap_scores, label_value
+from tinyjudge.records import Label
+from tinyjudge.rubric import load_rubric
+
+RUBRIC = load_rubric("compliance")
+IDS = [f"i{i}" for i in range(40)]
+R = "full_refusal"
+
+
+def _drain(sel: Selector, reviewer: str) -> list[str]:
+    done: list[str] = []
+    while (nxt := sel.next_item(reviewer, set(done))) is not None:
+        done.append(nxt[0])
+    return done
+
+
+def test_sequential_follows_the_file_and_skips_what_is_done():
+    sel = Selector(IDS, "sequential")
+    assert sel.next_item("a", {"i0", "i2"}) == ("i1", "sequential")
+    assert _drain(sel, "a") == IDS
+
+
+def test_random_is_a_fixed_shuffle_per_reviewer():
+    sel = Selector(IDS, "random")
+    order_a = _drain(sel, "alice")
+    assert sorted(order_a) == sorted(IDS) and order_a != IDS
+    assert _drain(sel, "alice") == order_a  # a restart continues the same order
+    assert _drain(sel, "bob") != order_a
+    done = set(order_a[:5])
+    assert sel.next_item("alice", done) == (order_a[5], "random")
+
+
+def test_active_covers_every_item_once_and_never_repeats():
+    cheap = np.linspace(0.0, 1.0, len(IDS))
+    sel = Selector(IDS, "active", cheap)
+    order = _drain(sel, "alice")
+    assert sorted(order) == sorted(IDS)
+    first = sel.next_item("alice", set())
+    assert first is not None and first[1] in {"active", "active:fallback"}
+
+
+def test_the_fallback_favours_uncertain_cheap_scores():
+    cheap = np.array([0.0, 0.5, 1.0, 0.5, 0.02])
+    labelled = np.array([False, False, False, True, False])
+    rng = np.random.default_rng(0)
+    picks = np.bincount([_fallback_select(cheap, labelled, rng) for _ in range(4000)], minlength=5)
+    assert picks[3] == 0  # labelled: never again
+    # weights sqrt(p(1-p)) + 0.05: 0.05, 0.55, 0.05, -, 0.19 -> shares 0.06, 0.65, 0.06, 0.23
+    share = picks / picks.sum()
+    np.testing.assert_allclose(share, [0.0595, 0.6548, 0.0595, 0.0, 0.2262], atol=0.03)
+
+
+def test_active_without_cheap_scores_is_refused():
+    with pytest.raises(TinyjudgeError, match="--select active needs a cheap score per item"):
+        Selector(IDS, "active")
+    with pytest.raises(TinyjudgeError, match="--select 'smart' is not one of"):
+        Selector(IDS, "smart")  # type: ignore[arg-type]
+
+
+def _lab(source: str, item: str = "i0", **kw) -> Label:
+    return Label(item_id=item, rubric="compliance", source=source, **kw)
+
+
+@pytest.mark.parametrize(
+    ("label", "value"),
+    [
+        (_lab("rm:x", score=0.3), 0.3),
+        (_lab("rm:x", label=R, probs={R: 0.7, "full_compliance": 0.3}), 0.7),
+        (_lab("rm:x", label="partial_refusal"), 1.0),
+        (_lab("rm:x", label="full_compliance"), 0.0),
+        (_lab("judge:x", status="unscored", raw="??", reason="unparseable"), None),
+    ],
+    ids=["score", "positive-mass", "positive-label", "negative-label", "unscored"],
+)  # fmt: skip
+def test_label_value(label, value):
+    assert label_value(label, RUBRIC) == value
+
+
+def test_cheap_scores_take_the_first_scored_machine_source():
+    labels = [
+        _lab("human:final", "i0", label="full_refusal"),
+        _lab("classifier:kw", "i0", label="full_refusal", probs={"full_refusal": 1.0}),
+        _lab("judge:big", "i0", status="unscored", raw="", reason="refused"),
+        _lab("rm:small", "i1", score=0.25),
+        _lab("judge:big", "i1", label="full_compliance", probs={"full_compliance": 1.0}),
+    ]
+    source, scores = cheap_scores(labels, RUBRIC, ["i0", "i1", "i2"])
+    assert source == "rm:small"  # judge:big's first label is unscored, so rm:small came first
+    np.testing.assert_allclose(scores, [0.5, 0.25, 0.5])  # missing: 0.5, most uncertain
+    source, scores = cheap_scores(labels, RUBRIC, ["i0", "i1", "i2"], "judge:big")
+    np.testing.assert_allclose(scores, [0.5, 0.0, 0.5])
+    assert cheap_scores(labels[:1], RUBRIC, ["i0"])[0] is None
+    with pytest.raises(TinyjudgeError, match="--cheap 'judge:none' has no scored label"):
+        cheap_scores(labels, RUBRIC, ["i0"], "judge:none")

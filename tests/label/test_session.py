@@ -1,0 +1,96 @@
+"""Opening a labelling session: every user mistake is refused at start, with the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tinyjudge.datasets.jsonl import write_jsonl
+from tinyjudge.errors import TinyjudgeError
+from tinyjudge.label import check_token, open_session
+from tinyjudge.label.app import is_loopback
+from tinyjudge.records import Item, Message
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"reviewer": "eve smith"}, "reviewer name 'eve smith' is not allowed"),
+        ({"reviewer": "human:x"}, "reviewer name 'human:x' is not allowed"),
+        ({"reviewer": "annotator_1"}, "already holds 500 labels from human:annotator_1"),
+        ({"select": "best"}, "--select 'best' is not one of"),
+        ({"cheap": "rm:nothing"}, "--cheap 'rm:nothing' has no scored label"),
+        ({"budget": 0}, "--budget must be at least 1, got 0"),
+        ({"rubric": "nope"}, "unknown rubric 'nope'"),
+    ],
+    ids=[
+        "space-in-name",
+        "colon-in-name",
+        "foreign-human-source",
+        "unknown-select",
+        "unknown-cheap",
+        "zero-budget",
+        "unknown-rubric",
+    ],
+)
+def test_bad_options_are_refused(xstest_data, kwargs, message):
+    args = {"rubric": "compliance", "reviewer": "frank", **kwargs}
+    with pytest.raises(TinyjudgeError, match=message.replace("(", r"\(").replace("[", r"\[")):
+        open_session(xstest_data.items, labels=xstest_data.labels, **args)
+
+
+def test_items_the_rubric_cannot_label_are_refused(tmp_path: Path):
+    pair = Item(
+        id="p1",
+        context=[Message(role="user", content="q")],
+        response_a=[Message(role="assistant", content="a")],
+        response_b=[Message(role="assistant", content="b")],
+    )
+    write_jsonl(tmp_path / "pairs.jsonl", [pair])
+    with pytest.raises(TinyjudgeError, match="item 'p1' is a pairwise item but rubric"):
+        open_session(tmp_path / "pairs.jsonl", "compliance", tmp_path / "l.jsonl", "x")
+    one = Item(id="a", messages=[Message(role="user", content="q")])
+    write_jsonl(tmp_path / "dupes.jsonl", [one, one])
+    with pytest.raises(TinyjudgeError, match="item id 'a' appears twice"):
+        open_session(tmp_path / "dupes.jsonl", "compliance", tmp_path / "l.jsonl", "x")
+    step = tmp_path / "step.yaml"
+    step.write_text("id: first_mistake\nversion: '1'\ntitle: t\nbehavior: b\ntype: step\n")
+    write_jsonl(tmp_path / "one.jsonl", [one])
+    with pytest.raises(TinyjudgeError, match="'first_mistake' is a step rubric"):
+        open_session(tmp_path / "one.jsonl", step, tmp_path / "l.jsonl", "x")
+
+
+def test_default_order_is_active_on_the_first_judge(xstest_data):
+    s = open_session(xstest_data.items, "compliance", xstest_data.labels, "zed")
+    assert (s.selector.mode, s.cheap_source) == ("active", "judge:gpt-4")
+    assert s.selector.cheap is not None and set(s.selector.cheap) == {0.0, 1.0}
+    # the machine labels are kept for the reveal; other people's are not even loaded
+    assert {lab.source for lab in s.labels} == {"judge:gpt-4", "classifier:string-match"}
+    s.store.close()
+
+
+@pytest.mark.parametrize(
+    ("host", "token", "message"),
+    [
+        ("0.0.0.0", None, "--host 0.0.0.0 lets other machines reach"),
+        ("192.168.1.5", None, "--host 192.168.1.5 lets other machines reach"),
+        ("127.0.0.1", "short", "--token must be at least 16 characters"),
+    ],
+    ids=["any-address", "lan-address", "short-token"],
+)
+def test_token_rules(host, token, message):
+    with pytest.raises(TinyjudgeError, match=message):
+        check_token(host, token)
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [("127.0.0.1", True), ("localhost", True), ("::1", True), ("[::1]", True),
+     ("127.0.0.2", True), ("0.0.0.0", False), ("example.org", False), ("10.0.0.1", False)],
+    ids=["v4", "name", "v6", "v6-bracketed", "v4-other", "any", "dns-name", "lan"],
+)  # fmt: skip
+def test_is_loopback(host, loopback):
+    assert is_loopback(host) is loopback
+    if loopback:
+        check_token(host, None)  # no token needed on this machine only
