@@ -117,6 +117,7 @@ class Judge:
         self.rubric = load_rubric(rubric)
         # Hashed once: the rubric is fixed for the judge's life, and hashing is not free.
         self.rubric_hash = self.rubric.hash
+        self._rendered = self.rubric.render()
         if not model:
             raise TinyjudgeError("model must not be empty; pass the endpoint's model name")
         for name, value, low in (("samples", samples, 1), ("concurrency", concurrency, 1)):
@@ -331,7 +332,14 @@ class Judge:
         """One judgment of one item in one order: calls until ``samples`` outputs, then parse."""
         rubric = self.rubric
         window = window_messages(item, rubric)
-        messages = build_messages(item, rubric, order, window)  # type: ignore[arg-type]
+        messages = build_messages(
+            item,
+            rubric,
+            order,  # type: ignore[arg-type]
+            window,
+            rubric_hash=self.rubric_hash,
+            rendered=self._rendered,
+        )
         agents = item_agents(item) if rubric.type == "step" else None
         labels = agents if agents is not None else rubric.label_names
         schema = verdict_schema(rubric, agents)

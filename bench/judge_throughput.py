@@ -1,0 +1,138 @@
+"""Judge throughput against the local OpenAI-compatible server with simulated model latency.
+
+Judgments per second at concurrency 1, 8 and 64 (each call waits ``--latency``
+seconds on the server, 20 ms by default), and for a fully cached re-run of the
+concurrency-64 run. The server runs in its own process, as a real endpoint
+would, so the figures are the judge's (prompt, HTTP client, parsing, logprobs,
+SQLite commit per judgment). Targets: >= 200/s at concurrency 64 and >= 5,000/s
+cached. Items are XSTest trajectories from the bundled sample (prompts of about
+2,000 tokens with the compliance rubric), recycled with new ids.
+
+    .venv/bin/python bench/judge_throughput.py      (about 40 s)
+
+Each row also gives the judge process's own CPU time per judgment, so that a
+rate held down by a busy machine can be told apart from a slow client.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+from tinyjudge.datasets.importers import run_import
+from tinyjudge.judge import Judge, LocalServer, Reply, Request
+from tinyjudge.records import Item
+
+RESULTS = Path(__file__).parent / "results" / "judge_throughput.json"
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "xstest_sample"
+PROBS = {"full_compliance": 0.7, "full_refusal": 0.2, "partial_refusal": 0.1}
+
+
+def _respond(req: Request) -> Reply:
+    text = json.dumps({"rationale": "It answers the request directly.", "label": "full_compliance"})
+    return Reply(text, probs=PROBS)
+
+
+def _serve(latency: float, port: int, ready: mp.Event) -> None:  # type: ignore[valid-type]
+    srv = LocalServer(_respond, latency=latency, port=port)
+    srv.start()
+    ready.set()  # type: ignore[attr-defined]
+    while True:
+        time.sleep(3600)
+
+
+def _items(n: int) -> list[Item]:
+    base = run_import("xstest", SAMPLE).items
+    return [base[i % len(base)].model_copy(update={"id": f"bench-{i}"}) for i in range(n)]
+
+
+def _distinct(items: list[Item]) -> list[Item]:
+    # Distinct content per id, so that no two items share a cache key.
+    return [
+        it.model_copy(update={"messages": [*it.messages[:-1], it.messages[-1].model_copy(
+            update={"content": f"{it.messages[-1].text} [{it.id}]"})]})
+        for it in items
+    ]  # fmt: skip
+
+
+def _row(run: str, conc: int, n: int, dt: float, cpu: float) -> dict[str, object]:
+    return {
+        "run": run,
+        "concurrency": conc,
+        "items": n,
+        "seconds": round(dt, 3),
+        "judgments_per_s": round(n / dt, 1),
+        "client_cpu_ms_per_judgment": round(cpu / n * 1000, 3),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--latency", type=float, default=0.02)
+    ap.add_argument("--port", type=int, default=18931)
+    ap.add_argument("--n1", type=int, default=100, help="items at concurrency 1")
+    ap.add_argument("--n8", type=int, default=600, help="items at concurrency 8")
+    ap.add_argument("--n64", type=int, default=3000, help="items at concurrency 64 (and cached)")
+    args = ap.parse_args()
+
+    ready = mp.get_context("fork").Event()
+    server = mp.get_context("fork").Process(
+        target=_serve, args=(args.latency, args.port, ready), daemon=True
+    )
+    server.start()
+    ready.wait(30)
+    url = f"http://127.0.0.1:{args.port}/v1"
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for conc, n in ((1, args.n1), (8, args.n8), (64, args.n64)):
+                items = _distinct(_items(n))
+                cache = Path(tmp) / f"c{conc}.sqlite"
+                judge = Judge("compliance", "bench", base_url=url, concurrency=conc, cache=cache)
+                t, c = time.perf_counter(), time.process_time()
+                labels = judge.run(items)
+                dt, cpu = time.perf_counter() - t, time.process_time() - c
+                assert all(lab.label == "full_compliance" for lab in labels)
+                assert judge.summary.calls == n
+                rows.append(_row(f"concurrency {conc}", conc, n, dt, cpu))
+                print(
+                    f"concurrency {conc:>2}: {n} items in {dt:.2f}s = {n / dt:,.0f} judgments/s "
+                    f"(client CPU {cpu / n * 1000:.2f} ms each)"
+                )
+                if conc == 64:
+                    t, c = time.perf_counter(), time.process_time()
+                    judge.run(items)
+                    dt, cpu = time.perf_counter() - t, time.process_time() - c
+                    assert judge.summary.calls == 0 and judge.summary.cache_hits == n
+                    rows.append(_row("cached re-run", conc, n, dt, cpu))
+                    print(f"cached re-run: {n} items in {dt:.2f}s = {n / dt:,.0f} judgments/s")
+    finally:
+        server.kill()
+    result = {
+        "bench": "judge_throughput",
+        "command": ".venv/bin/python bench/judge_throughput.py",
+        "latency_s": args.latency,
+        "server": "LocalServer (http.server threads) in a separate process on 127.0.0.1",
+        "prompt": "compliance rubric + XSTest sample trajectory (about 2,000 tokens)",
+        "targets": {"concurrency 64": 200, "cached re-run": 5000},
+        "runs": rows,
+        "machine": {
+            "cpus": os.cpu_count(),
+            "load_avg_1m_at_end": round(os.getloadavg()[0], 2),
+            "python": platform.python_version(),
+        },  # fmt: skip
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"saved {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()
