@@ -95,14 +95,17 @@ def test_ppi_with_every_item_labelled_is_the_human_mean() -> None:
 def test_stratified_by_hand() -> None:
     # Two bins (n_strata=2): low = items 0-3 (f=0.1), high = items 4-7 (f=0.9).
     # low: labelled y = [0, 1] on f = [.1, .1]; unlabelled f = [.1, .1]
-    #   theta = 0.1 + mean([-.1, .9]) = 0.5; var = var([-.1, .9]) / 2 = 0.5 / 2 = 0.25
-    # high: labelled y = [1, 1]; theta = 0.9 + 0.1 = 1.0; var = 0
-    # W = [0.5, 0.5]: estimate 0.75; var = 0.25 * 0.25 + (0.5 * .0625 + 0.5 * .0625) / 8
+    #   theta = 0.1 + mean([-.1, .9]) = 0.5; var(resid) = 0.5 (above the floor
+    #   q(1-q) = 0.25 with q = (1 + .5) / 3 = .5), so var = 0.5 / 2 = 0.25
+    # high: labelled y = [1, 1]; theta = 0.9 + 0.1 = 1.0; var(resid) = 0, so the floor:
+    #   q = (2 + .5) / 3 = 5/6, q(1-q) = 5/36, var = 5/72
+    # W = [0.5, 0.5]: estimate 0.75;
+    # var = 0.25 * 0.25 + 0.25 * 5/72 + (0.5 * .0625 + 0.5 * .0625) / 8
     cheap = [0.1, 0.1, 0.1, 0.1, 0.9, 0.9, 0.9, 0.9]
     human = [0, 1, np.nan, np.nan, 1, 1, np.nan, np.nan]
     est = stratified_ppi_mean(cheap, human, n_strata=2)
     assert est.estimate == pytest.approx(0.75)
-    assert est.se == pytest.approx(math.sqrt(0.0625 + 0.0625 / 8))
+    assert est.se == pytest.approx(math.sqrt(0.0625 + 0.25 * 5 / 72 + 0.0625 / 8))
     assert (est.n, est.N, est.method) == (4, 4, "stratified")
 
 
@@ -340,6 +343,18 @@ def test_estimate_rates_errors(xstest_sample: Path) -> None:
         estimate_rates([*labels, other], cheap="judge:j", human="human:h")
     with pytest.raises(TinyjudgeError, match="empty"):
         estimate_rates([], cheap="judge:j", human="human:h")
+
+
+def test_a_rubric_without_positive_labels_defines_no_rate(tmp_path: Path) -> None:
+    rubric = tmp_path / "tone.yaml"
+    rubric.write_text(
+        "id: tone\nversion: '1'\ntitle: Tone\nbehavior: Is the reply polite?\n"
+        "labels:\n  - {name: polite, description: polite}\n  - {name: rude, description: rude}\n"
+    )
+    labels = [Label(item_id=i, rubric="tone", source=s, label="rude")
+              for i in ("a", "b") for s in ("judge:j", "human:h")]  # fmt: skip
+    with pytest.raises(TinyjudgeError, match="rubric 'tone' names no `positive` labels"):
+        estimate_rates(labels, cheap="judge:j", human="human:h", rubric=str(rubric))
 
 
 @pytest.fixture(scope="module")

@@ -81,7 +81,7 @@ def bias_report(
     groups = None
     if group_by is not None and items is not None:
         groups = {it.id: it.get(group_by) for it in items}
-    boot = {"level": level, "n_boot": n_boot, "seed": seed}
+    boot: dict[str, Any] = {"level": level, "n_boot": n_boot, "seed": seed}
     out: dict[str, Any] = {
         "position": {},
         "verbosity": {},

@@ -140,8 +140,11 @@ def stratified_ppi_mean(
     ``mean(f_unlabelled) + mean(Y - f)_labelled``; the rate is the bin means
     weighted by ``W_h = N_h / N``. Its variance adds the bins' variances
     ``W_h^2 (var(f)/N_h,u + var(Y - f)/n_h)`` and, because the bin sizes are
-    themselves random, ``sum_h W_h (theta_h - theta)^2 / N``. A bin with a single
-    label uses that label with the largest variance a [0, 1] value can have (1/4).
+    themselves random, ``sum_h W_h (theta_h - theta)^2 / N``. A bin's residual
+    variance is at least ``q (1 - q)``, q its human rate shrunk towards 1/2
+    (``(sum y + 1/2) / (n_h + 1)``), so that a bin whose few labels agree does not
+    claim certainty; a bin with a single label uses it with the largest variance
+    a [0, 1] value can have (1/4).
 
     Args:
         cheap: cheap probabilities on all N items.
@@ -176,17 +179,22 @@ def stratified_ppi_mean(
                 "(select_for_labelling gives each bin some first)"
             )
         w = in_h.sum() / n_total
+        # A bin's few labels often all agree (a sample variance of 0, claiming certainty).
+        # Inside a narrow bin f hardly varies, so Var(Y - f) is about Var(Y) <= q(1 - q)
+        # for labels in [0, 1]; q is the bin's rate shrunk towards 1/2 (Jeffreys prior).
+        q = (float(y[lab].sum()) + 0.5) / (n_h + 1)
+        floor = q * (1.0 - q)
         if n_h == 1:
             theta, var = float(y[lab][0]), 0.25
         elif use_cheap and unl.any():
             resid = y[lab] - p[lab]
             theta = float(p[unl].mean() + resid.mean())
-            var = float(np.var(resid, ddof=1)) / n_h
+            var = max(float(np.var(resid, ddof=1)), floor) / n_h
             if unl.sum() > 1:
                 var += float(np.var(p[unl], ddof=1)) / int(unl.sum())
         else:
             theta = float(y[lab].mean())
-            var = float(np.var(y[lab], ddof=1)) / n_h
+            var = max(float(np.var(y[lab], ddof=1)), floor) / n_h
         means.append(theta)
         weights.append(w)
         variances.append(var)

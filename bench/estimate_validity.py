@@ -1,0 +1,121 @@
+"""Validity and width of the PPI estimates: on real XSTest labels and in simulation.
+
+Real data: XSTest's 1,500 responses carry a human final label and two cheap
+sources (the GPT-4 judge, a string-match classifier). For each cheap source and
+share of human labels kept, draw that share uniformly at random many times and
+count how often the 90% interval covers the rate from all human labels (the
+truth for this finite set), and how wide it is beside the human-only interval.
+
+Simulation: the worlds of ``tests/audit/test_estimate.py`` (biased, noisy cheap
+predictions) at several numbers of human labels, plus the stratified active
+design of ``select_for_labelling``.
+
+    nice -n 10 .venv/bin/python bench/estimate_validity.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+
+from tinyjudge.audit.estimate import estimate_rate, estimate_rates, select_for_labelling
+from tinyjudge.datasets.importers import run_import
+
+RESULTS = Path(__file__).parent / "results" / "estimate_validity.json"
+WORLDS = {  # Beta(a, b) behaviour probability; cheap = logit shift + Gaussian logit noise
+    "biased-up-noisy": (1.5, 3.5, 0.7, 0.8),
+    "rare-biased-down": (0.5, 4.5, -1.0, 1.0),
+    "sharp-good": (0.3, 0.7, 0.0, 0.3),
+}
+
+
+def real(data: Path, draws: int, level: float) -> list[dict]:
+    got = run_import("xstest", data / "xstest")
+    rows = []
+    for cheap in ["judge:gpt-4", "classifier:string-match"]:
+        for frac in [0.05, 0.1, 0.2]:
+            for method in ["ppi++", "ppi"]:
+                hit = hit_h = 0
+                w, wh, gains = [], [], []
+                for seed in range(draws):
+                    rep = estimate_rates(got.labels, cheap=cheap, human="human:final",
+                                         rubric="compliance", human_fraction=frac, seed=seed,
+                                         level=level, method=method)  # fmt: skip
+                    truth, o = rep.held_back["overall"], rep.overall
+                    hit += o.ci[0] <= truth <= o.ci[1]
+                    hit_h += o.human_only.ci[0] <= truth <= o.human_only.ci[1]
+                    w.append(o.ci[1] - o.ci[0])
+                    wh.append(o.human_only.ci[1] - o.human_only.ci[0])
+                    gains.append(o.gain)
+                row = {"cheap": cheap, "human_fraction": frac, "n_human": rep.counts["human"],
+                       "method": method, "coverage": hit / draws,
+                       "human_only_coverage": hit_h / draws,
+                       "width": float(np.mean(w)), "human_only_width": float(np.mean(wh)),
+                       "median_gain": float(np.median(gains)), "truth": truth}  # fmt: skip
+                rows.append(row)
+                print(json.dumps(row))
+    return rows
+
+
+def world(rng: np.random.Generator, trials: int, n: int, a: float, b: float, shift: float,
+          noise: float) -> tuple[np.ndarray, np.ndarray, float]:  # fmt: skip
+    p = rng.beta(a, b, size=(trials, n))
+    y = (rng.random((trials, n)) < p).astype(float)
+    logit = np.log(np.clip(p, 1e-9, 1.0) / np.clip(1.0 - p, 1e-9, 1.0))
+    f = 1.0 / (1.0 + np.exp(-(logit + shift + rng.normal(0.0, noise, size=(trials, n)))))
+    return y, f, a / (a + b)
+
+
+def simulated(trials: int, level: float) -> list[dict]:
+    rows, n_items = [], 2000
+    for name, params in WORLDS.items():
+        y, f, truth = world(np.random.default_rng(0), trials, n_items, *params)
+        for n in [50, 100, 200, 400]:
+            for method in ["ppi++", "ppi", "active-stratified"]:
+                hit, w = 0, []
+                for t in range(trials):
+                    if method == "active-stratified":
+                        picks = select_for_labelling(f[t], np.zeros(n_items, bool), k=n, rng=t)
+                        human = np.full(n_items, np.nan)
+                        human[picks] = y[t, picks]
+                        r = estimate_rate(f[t], human, level=level, method="stratified")
+                    else:
+                        human = np.where(np.arange(n_items) < n, y[t], np.nan)
+                        r = estimate_rate(f[t], human, level=level, method=method)  # type: ignore[arg-type]
+                    hit += r.ci[0] <= truth <= r.ci[1]
+                    w.append(r.ci[1] - r.ci[0])
+                row = {"world": name, "n_human": n, "method": method,
+                       "coverage": hit / trials, "width": float(np.mean(w))}  # fmt: skip
+                rows.append(row)
+                print(json.dumps(row))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=Path(__file__).parents[2] / "shared" / "data")
+    ap.add_argument("--draws", type=int, default=200, help="subsamples of the real labels")
+    ap.add_argument("--trials", type=int, default=1000, help="simulated trials per cell")
+    ap.add_argument("--level", type=float, default=0.9)
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    args = ap.parse_args()
+    start = time.perf_counter()
+    out = {
+        "level": args.level,
+        "xstest": real(args.data, args.draws, args.level),
+        "simulation": simulated(args.trials, args.level),
+        "seconds": round(time.perf_counter() - start, 1),
+        "machine": platform.platform(),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=2) + "\n")
+    print(f"-> {args.out}")
+
+
+if __name__ == "__main__":
+    main()
