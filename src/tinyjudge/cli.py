@@ -158,9 +158,33 @@ def calibrate() -> None:
 
 
 @app.command()
-def audit() -> None:
+def audit(
+    labels: list[Path] = typer.Argument(..., help="labels JSONL file(s), any sources"),
+    items: Path = typer.Option(None, "--items", help="items JSONL (for --group-by/--slice-by)"),
+    reference: str = typer.Option(..., "--reference", help="the source taken as truth"),
+    group_by: str = typer.Option(
+        None, "--group-by", help="cluster the CIs by this item key, e.g. metadata.prompt_id"
+    ),
+    slice_by: list[str] = typer.Option(
+        [], "--slice-by", help="break agreement down by this item key (repeatable)"
+    ),
+    report: Path = typer.Option(None, "--report", help="write the HTML report here"),
+    json_out: Path = typer.Option(None, "--json", help="write the figures as JSON here"),
+    rubric: str = typer.Option(None, "--rubric", help="only labels under this rubric id"),
+    order: str = typer.Option(
+        None, "--order", help="label scale, comma-separated: adds weighted kappa, ordinal alpha"
+    ),
+    n_boot: int = typer.Option(1000, "--n-boot", help="bootstrap resamples per interval"),
+    seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
+) -> None:
     """Agreement, bias probes and an HTML report for any label sources."""
-    _not_built("audit", "the calibrate/audit issue")
+    from tinyjudge.audit._report_cli import audit_command
+
+    audit_command(
+        labels, items=items, reference=reference, group_by=group_by, slice_by=slice_by,
+        report=report, json_out=json_out, rubric=rubric, order=order, n_boot=n_boot,
+        seed=seed, console=out,
+    )  # fmt: skip
 
 
 @app.command()

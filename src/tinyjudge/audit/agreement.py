@@ -17,7 +17,7 @@ from tinyjudge.audit._alpha import (
     alpha_from_value_counts,
     krippendorff_alpha,
 )
-from tinyjudge.audit._bootstrap import BootstrapCI, bootstrap_ci, cluster_indices
+from tinyjudge.audit._bootstrap import BootstrapCI, bootstrap_ci, bootstrap_many, cluster_indices
 from tinyjudge.audit._kappa import (
     ConfusionMatrix,
     Weights,
@@ -54,6 +54,7 @@ __all__ = [
     "confusion_matrix",
     "ConfusionMatrix",
     "bootstrap_ci",
+    "bootstrap_many",
     "BootstrapCI",
     "cluster_indices",
     "pair_labels",

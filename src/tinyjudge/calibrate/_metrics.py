@@ -52,32 +52,60 @@ def _check(y: Any, P: Any) -> tuple[np.ndarray, np.ndarray]:
     return y.astype(np.intp), P
 
 
-def _bins(conf: np.ndarray, n_bins: int, strategy: Strategy) -> list[np.ndarray]:
+def _bin_ids(conf: np.ndarray, n_bins: int, strategy: Strategy) -> np.ndarray:
     if n_bins < 1:
         raise TinyjudgeError(f"n_bins must be at least 1, got {n_bins}")
     if strategy == "uniform":
         # bin b holds confidences in (b/B, (b+1)/B]; 1/k is the floor, so low bins stay empty
-        which = np.clip(np.ceil(conf * n_bins).astype(int) - 1, 0, n_bins - 1)
-        return [np.flatnonzero(which == b) for b in range(n_bins)]
+        return np.clip(np.ceil(conf * n_bins).astype(np.intp) - 1, 0, n_bins - 1)
     if strategy == "quantile":
+        # equal-mass: the sorted confidences cut into n_bins nearly equal runs
         order = np.argsort(conf, kind="stable")
-        return [chunk for chunk in np.array_split(order, min(n_bins, len(conf))) if chunk.size]
+        sizes = [len(c) for c in np.array_split(order, min(n_bins, len(conf)))]
+        ids = np.empty(len(conf), dtype=np.intp)
+        ids[order] = np.repeat(np.arange(len(sizes)), sizes)
+        return ids
     raise TinyjudgeError(f'strategy must be "uniform" or "quantile", got {strategy!r}')
+
+
+def _curve(y: np.ndarray, P: np.ndarray, n_bins: int, strategy: Strategy) -> ReliabilityCurve:
+    conf = P.max(axis=1)
+    correct = (P.argmax(axis=1) == y).astype(float)
+    ids = _bin_ids(conf, n_bins, strategy)
+    count = np.bincount(ids, minlength=n_bins)
+    keep = count > 0
+    c = count[keep]
+    return ReliabilityCurve(
+        np.bincount(ids, conf, minlength=n_bins)[keep] / c,
+        np.bincount(ids, correct, minlength=n_bins)[keep] / c,
+        c,
+    )
+
+
+def _ece(y: np.ndarray, P: np.ndarray, n_bins: int = 15, strategy: Strategy = "uniform") -> float:
+    curve = _curve(y, P, n_bins, strategy)
+    return float((curve.count * np.abs(curve.accuracy - curve.confidence)).sum() / len(y))
+
+
+def _mce(y: np.ndarray, P: np.ndarray, n_bins: int = 15, strategy: Strategy = "uniform") -> float:
+    curve = _curve(y, P, n_bins, strategy)
+    return float(np.abs(curve.accuracy - curve.confidence).max())
+
+
+def _brier(y: np.ndarray, P: np.ndarray) -> float:
+    sq = (P**2).sum(axis=1) - 2 * P[np.arange(len(y)), y] + 1.0
+    return float(sq.mean())
+
+
+def _nll(y: np.ndarray, P: np.ndarray, eps: float = 1e-6) -> float:
+    return float(-np.log(np.clip(P[np.arange(len(y)), y], eps, 1.0)).mean())
 
 
 def reliability_curve(
     y: Any, P: Any, n_bins: int = 15, strategy: Strategy = "uniform"
 ) -> ReliabilityCurve:
     """Bin predictions by top-label confidence; each bin's mean confidence vs accuracy."""
-    y, P = _check(y, P)
-    conf = P.max(axis=1)
-    correct = (P.argmax(axis=1) == y).astype(float)
-    bins = [b for b in _bins(conf, n_bins, strategy) if b.size]
-    return ReliabilityCurve(
-        np.array([conf[b].mean() for b in bins]),
-        np.array([correct[b].mean() for b in bins]),
-        np.array([b.size for b in bins]),
-    )
+    return _curve(*_check(y, P), n_bins, strategy)
 
 
 def expected_calibration_error(
@@ -95,17 +123,14 @@ def expected_calibration_error(
     >>> round(expected_calibration_error([0, 0, 1, 1], P), 6)  # 3/4 * |2/3 - 0.9| + 1/4 * |1 - 0.8|
     0.225
     """
-    curve = reliability_curve(y, P, n_bins, strategy)
-    weights = curve.count / curve.count.sum()
-    return float((weights * np.abs(curve.accuracy - curve.confidence)).sum())
+    return _ece(*_check(y, P), n_bins, strategy)
 
 
 def max_calibration_error(
     y: Any, P: Any, n_bins: int = 15, strategy: Strategy = "uniform"
 ) -> float:
     """MCE = the largest |accuracy_b - confidence_b| over non-empty bins."""
-    curve = reliability_curve(y, P, n_bins, strategy)
-    return float(np.abs(curve.accuracy - curve.confidence).max())
+    return _mce(*_check(y, P), n_bins, strategy)
 
 
 def brier_score(y: Any, P: Any) -> float:
@@ -114,9 +139,7 @@ def brier_score(y: Any, P: Any) -> float:
     >>> round(brier_score([0], [[0.8, 0.2]]), 6)
     0.08
     """
-    y, P = _check(y, P)
-    onehot = np.eye(P.shape[1])[y]
-    return float(((P - onehot) ** 2).sum(axis=1).mean())
+    return _brier(*_check(y, P))
 
 
 def nll(y: Any, P: Any, eps: float = 1e-6) -> float:
@@ -124,16 +147,16 @@ def nll(y: Any, P: Any, eps: float = 1e-6) -> float:
 
     The clip keeps a one-hot source's confident mistakes finite (-log 1e-6 = 13.8).
     """
-    y, P = _check(y, P)
-    return float(-np.log(np.clip(P[np.arange(len(y)), y], eps, 1.0)).mean())
+    return _nll(*_check(y, P), eps)
 
 
+# Unchecked versions: the bootstrap calls them thousands of times on validated arrays.
 METRICS = {
-    "ece": lambda y, P: expected_calibration_error(y, P, strategy="uniform"),
-    "ece_mass": lambda y, P: expected_calibration_error(y, P, strategy="quantile"),
-    "mce": lambda y, P: max_calibration_error(y, P),
-    "brier": brier_score,
-    "nll": nll,
+    "ece": lambda y, P: _ece(y, P, strategy="uniform"),
+    "ece_mass": lambda y, P: _ece(y, P, strategy="quantile"),
+    "mce": _mce,
+    "brier": _brier,
+    "nll": _nll,
 }
 
 
@@ -150,10 +173,7 @@ def calibration_metrics(
     Returns:
         ``{"ece": BootstrapCI, "ece_mass": ..., "mce": ..., "brier": ..., "nll": ...}``.
     """
-    from tinyjudge.audit._bootstrap import bootstrap_ci
+    from tinyjudge.audit._bootstrap import bootstrap_many
 
     y, P = _check(y, P)
-    return {
-        name: bootstrap_ci(fn, y, P, groups=groups, n_boot=n_boot, level=level, seed=seed)
-        for name, fn in METRICS.items()
-    }
+    return bootstrap_many(METRICS, y, P, groups=groups, n_boot=n_boot, level=level, seed=seed)

@@ -1,0 +1,322 @@
+"""Render an audit report as one self-contained HTML page (plots inlined as base64 PNG).
+
+Every piece of text from the data (source names, labels, slice values, reasons)
+is HTML-escaped; the page loads nothing from anywhere.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from html import escape
+from typing import Any
+
+__all__ = ["render_html", "forest_plot"]
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;
+margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
+h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:.2em}
+table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.92em}
+th,td{border:1px solid #ccc;padding:.25em .55em;text-align:right}
+th{background:#f3f3f3}td.l,th.l{text-align:left}
+td.diag{background:#e3f2e3;font-weight:600}
+.how{background:#f7f9fc;border-left:4px solid #7a9cc6;padding:.5em .9em;margin:.6em 0;
+font-size:.93em}
+.ci{color:#666;font-size:.88em}.bad{color:#a33}.good{color:#262}.muted{color:#777}
+.figs img{max-width:520px;margin:.4em 1em .4em 0;border:1px solid #eee}
+code{background:#f3f3f3;padding:0 .25em}
+"""
+
+METRIC_NAMES = {
+    "ece": "ECE (equal-width bins)",
+    "ece_mass": "ECE (equal-mass bins)",
+    "mce": "MCE",
+    "brier": "Brier score",
+    "nll": "NLL",
+}
+
+
+def _f(x: float | None, digits: int = 3) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"
+
+
+def _ci(ci: list[float | None] | None, digits: int = 3) -> str:
+    if not ci or ci[0] is None:
+        return ""
+    return f' <span class="ci">[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]</span>'
+
+
+def _kappa_class(k: float | None) -> str:
+    if k is None:
+        return "muted"
+    return "good" if k >= 0.8 else "bad" if k < 0.4 else ""
+
+
+def _img(png: bytes, alt: str) -> str:
+    data = base64.b64encode(png).decode("ascii")
+    return f'<img src="data:image/png;base64,{data}" alt="{escape(alt)}">'
+
+
+def forest_plot(rows: list[dict[str, Any]], title: str) -> bytes | None:
+    """Kappa with its interval per source, one line each; None when nothing to plot."""
+    rows = [r for r in rows if r.get("kappa") is not None]
+    if not rows:
+        return None
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7.0, 0.9 + 0.45 * len(rows)), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    for y, r in enumerate(reversed(rows)):
+        lo, hi = r["kappa_ci"]
+        if lo is not None:
+            ax.plot([lo, hi], [y, y], color="C0", lw=2)
+        ax.plot([r["kappa"]], [y], "o", color="C0")
+    ax.set_yticks(range(len(rows)), [r["b"] for r in reversed(rows)], fontsize=9)
+    for x, name in ((0.4, "fair"), (0.6, "moderate"), (0.8, "substantial")):
+        ax.axvline(x, color="0.85", lw=1, zorder=0)
+        ax.text(x, len(rows) - 0.4, name, fontsize=7, color="0.5", ha="right")
+    ax.axvline(0, color="0.6", lw=1, ls="--")
+    ax.set_xlim(min(-0.05, *(r["kappa_ci"][0] or 0 for r in rows)), 1.0)
+    ax.set_ylim(-0.6, len(rows) - 0.2)
+    ax.set_xlabel("Cohen's kappa with its confidence interval")
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def _pair_table(rows: list[dict[str, Any]], first: str = "b", show_a: bool = False) -> str:
+    ordinal = any("kappa_quadratic" in r for r in rows)
+    scores = any("spearman" in r for r in rows)
+    head = (["source a"] if show_a else []) + ["source" if not show_a else "source b"]
+    head += ["n", "unscored", "accuracy", "Cohen's kappa", "Krippendorff's alpha"]
+    head += ["quadratic kappa", "ordinal alpha"] if ordinal else []
+    head += ["Spearman", "Kendall"] if scores else []
+    out = [
+        "<table><tr>"
+        + "".join(
+            f'<th class="l">{h}</th>' if i < 1 + show_a else f"<th>{h}</th>"
+            for i, h in enumerate(head)
+        )
+        + "</tr>"
+    ]
+    for r in rows:
+        cells = [f'<td class="l">{escape(r["a"])}</td>'] if show_a else []
+        cells.append(f'<td class="l">{escape(r[first])}</td>')
+        unscored = r["unscored"]
+        detail = f" ({r['unscored_a']} / {r['unscored_b']})" if unscored else ""
+        cells += [f"<td>{r['n']}</td>", f"<td>{unscored}{detail}</td>"]
+        cells.append(f"<td>{_f(r['accuracy'])}{_ci(r['accuracy_ci'])}</td>")
+        cells.append(
+            f'<td class="{_kappa_class(r["kappa"])}">{_f(r["kappa"])}{_ci(r["kappa_ci"])}</td>'
+        )
+        cells.append(f"<td>{_f(r['alpha'])}{_ci(r['alpha_ci'])}</td>")
+        if ordinal:
+            cells.append(
+                f"<td>{_f(r.get('kappa_quadratic'))}{_ci(r.get('kappa_quadratic_ci'))}</td>"
+            )
+            cells.append(f"<td>{_f(r.get('alpha_ordinal'))}{_ci(r.get('alpha_ordinal_ci'))}</td>")
+        if scores:
+            cells += [f"<td>{_f(r.get('spearman'))}</td>", f"<td>{_f(r.get('kendall'))}</td>"]
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    return "\n".join(out) + "</table>"
+
+
+def _slice_summary(key: str, values: dict[str, list[dict[str, Any]]]) -> str:
+    """One row per slice value, one column per source: kappa [CI] and n."""
+    sources = list(dict.fromkeys(r["b"] for rows in values.values() for r in rows))
+    head = "".join(f"<th>{escape(s)}</th>" for s in sources)
+    out = [
+        f"<h3>Cohen's kappa by <code>{escape(key)}</code></h3>",
+        f'<table><tr><th class="l">{escape(key)}</th>{head}</tr>',
+    ]
+    for value, rows in values.items():
+        by = {r["b"]: r for r in rows}
+        cells = []
+        for s in sources:
+            r = by.get(s)
+            if r is None:
+                cells.append("<td class='muted'>–</td>")
+                continue
+            cells.append(
+                f'<td class="{_kappa_class(r["kappa"])}">{_f(r["kappa"])}'
+                f'{_ci(r["kappa_ci"], 2)} <span class="ci">n={r["n"]}</span></td>'
+            )
+        out.append(f'<tr><td class="l">{escape(value)}</td>{"".join(cells)}</tr>')
+    return "\n".join(out) + "</table>"
+
+
+def _confusion(row: dict[str, Any]) -> str:
+    labels = row["confusion"]["labels"]
+    counts = row["confusion"]["counts"]
+    keep = [i for i in range(len(labels)) if sum(counts[i]) or sum(c[i] for c in counts)]
+    head = "".join(f"<th>{escape(labels[j])}</th>" for j in keep)
+    out = [
+        f"<h3>{escape(row['a'])} (rows) × {escape(row['b'])} (columns), n = {row['n']}</h3>",
+        f'<table><tr><th class="l"></th>{head}<th>total</th></tr>',
+    ]
+    for i in keep:
+        cells = "".join(f'<td class="{"diag" if i == j else ""}">{counts[i][j]}</td>' for j in keep)
+        out.append(
+            f'<tr><th class="l">{escape(labels[i])}</th>{cells}<td>{sum(counts[i])}</td></tr>'
+        )
+    return "\n".join(out) + "</table>"
+
+
+HOW = {
+    "top": "This page compares what several sources (people, an LLM judge, a classifier, a "
+    "reward model) said about the same items. Each source is compared with the reference, "
+    "which is treated as the truth, and then with each other. <b>n</b> counts the items where "
+    "both sources gave a usable label; items where either could not be scored (for example a "
+    "judge's unparseable answer) are counted under <b>unscored</b> and left out of every "
+    "figure, never guessed. Numbers in grey brackets are {level:.0%} bootstrap confidence "
+    "intervals{cluster}: if the items were drawn again, the figure would usually land inside.",
+    "pairs": "<b>Accuracy</b> is the share of items where the two sources give the same label. "
+    "<b>Cohen's kappa</b> corrects that for the agreement two sources would reach by chance "
+    "given how often each uses each label: 1 is perfect, 0 is chance level, below 0 is worse "
+    "than chance. A common reading: below 0.4 weak (red), 0.4–0.6 moderate, 0.6–0.8 "
+    "substantial, above 0.8 strong (green). <b>Krippendorff's alpha</b> is a similar "
+    "chance-corrected measure that pools both sources' label use; values of 0.8 and above "
+    "are usually needed before one source can stand in for the other. <i>unscored (a / b)</i> "
+    "says which side was unscored.",
+    "raters": "Agreement among several sources at once, by Krippendorff's alpha (items that "
+    "some sources did not rate still count through the sources that did); Fleiss' kappa uses "
+    "only the items every source rated.",
+    "confusion": "Each table counts items by the reference's label (row) and the source's label "
+    "(column). The green diagonal is agreement; a large off-diagonal cell shows which mistake "
+    "a source makes most, e.g. calling partial refusals full compliance.",
+    "slices": "The same comparison within each slice of the items. A source that agrees well "
+    "overall can fail badly on one slice; small slices have wide intervals, so look at n "
+    "before drawing conclusions.",
+    "calibration": "A source that gives probabilities is calibrated when, among the items it "
+    "labels with confidence 0.8, about 80% agree with the reference. <b>ECE</b> is the "
+    "average gap between confidence and accuracy (0 is perfect), <b>MCE</b> the largest gap "
+    "in any confidence bin, the <b>Brier score</b> the mean squared error of the "
+    "probabilities (0 to 2), <b>NLL</b> the mean negative log-probability of the reference "
+    "label; lower is better for all. The cross-fitted column shows what calibration would "
+    "give on items it was not fitted on (fitted on the other folds{cluster_short}). A source "
+    "whose probabilities are all 0 or 1 (one-hot) has no reliability plot: all its "
+    "predictions sit in the top bin.",
+}
+
+
+def _calibration(data: dict[str, Any], figures: dict[str, bytes]) -> str:
+    calib = data["calibration"]
+    if not calib:
+        return "<p class='muted'>No source gave probabilities.</p>"
+    out = []
+    for source, c in calib.items():
+        cf = c.get("cross_fitted")
+        kind = "one-hot" if c["one_hot"] else "graded"
+        out.append(f"<h3>{escape(source)} <span class='muted'>(n = {c['n']}, {kind})</span></h3>")
+        head = "<th>as given</th>" + (
+            f"<th>after {escape(cf['method'])} scaling, held out</th>" if cf else ""
+        )
+        out.append(f'<table><tr><th class="l">metric</th>{head}</tr>')
+        for m, v in c["metrics"].items():
+            after = ""
+            if cf:
+                a = cf["metrics"][m]
+                after = f"<td>{_f(a['value'])}{_ci(a['ci'])}</td>"
+            out.append(
+                f'<tr><td class="l">{METRIC_NAMES.get(m, escape(m))}</td>'
+                f"<td>{_f(v['value'])}{_ci(v['ci'])}</td>{after}</tr>"
+            )
+        out.append("</table>")
+        png = figures.get(f"reliability:{source}")
+        if png:
+            out.append(f'<div class="figs">{_img(png, f"reliability diagram of {source}")}</div>')
+    return "\n".join(out)
+
+
+def _bias(bias: dict[str, Any]) -> str:
+    if not bias or set(bias) == {"note"}:
+        return f"<p class='muted'>{escape(str(bias.get('note', 'No bias probes applied.')))}</p>"
+    import json
+
+    return f"<pre>{escape(json.dumps(bias, indent=2, ensure_ascii=False))}</pre>"
+
+
+def render_html(report: Any) -> str:
+    """The whole page for an :class:`~tinyjudge.audit.report.AuditReport`."""
+    data, figures = report.data, report.figures
+    meta = data["meta"]
+    ref = meta["reference"]
+    cluster = ", resampling items"
+    if meta["group_by"]:
+        cluster = (
+            f", resampling whole groups of <code>{escape(meta['group_by'])}</code> so that "
+            "items sharing it count once"
+        )
+    short = (
+        f", never splitting a <code>{escape(meta['group_by'])}</code>" if meta["group_by"] else ""
+    )
+    vs_ref = [r for r in data["pairs"] if r["a"] == ref]
+    between = [r for r in data["pairs"] if r["a"] != ref]
+    h: list[str] = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>tinyjudge audit: {escape(ref)}</title><style>{CSS}</style></head><body>",
+        f"<h1>Agreement audit against <code>{escape(ref)}</code></h1>",
+        f"<p class='muted'>Labels: {', '.join(escape(x) for x in meta['labels'])}. "
+        f"Rubric: {escape(', '.join(meta['rubrics']))}. "
+        f"{meta['n_boot']} bootstrap resamples, seed {meta['seed']}. "
+        f"Generated {escape(meta['created'])}.</p>",
+        f"<div class='how'>{HOW['top'].format(level=meta['level'], cluster=cluster)}</div>",
+        "<h2>Sources</h2><table><tr><th class='l'>source</th><th>labels</th><th>scored</th>"
+        "<th>unscored</th><th class='l'>labels given</th><th class='l'>why unscored</th></tr>",
+    ]
+    for s in data["sources"]:
+        dist = ", ".join(f"{escape(k)} {v}" for k, v in s["distribution"].items())
+        why = "; ".join(f"{escape(k)} ({v})" for k, v in s["unscored_reasons"].items())
+        h.append(
+            f"<tr><td class='l'>{escape(s['source'])}</td><td>{s['labels']}</td>"
+            f"<td>{s['scored']}</td><td>{s['unscored']}</td><td class='l'>{dist}</td>"
+            f"<td class='l'>{why}</td></tr>"
+        )
+    h.append("</table>")
+    h.append(f"<h2>Agreement with {escape(ref)}</h2><div class='how'>{HOW['pairs']}</div>")
+    h.append(_pair_table(vs_ref))
+    png = forest_plot(vs_ref, f"agreement with {ref}")
+    if png:
+        h.append(f"<div class='figs'>{_img(png, 'kappa of each source with its interval')}</div>")
+    if between:
+        h.append("<h2>Between the other sources</h2>" + _pair_table(between, show_a=True))
+    if data.get("raters"):
+        h.append(
+            f"<h2>Several raters at once</h2><div class='how'>{HOW['raters']}</div><table>"
+            "<tr><th class='l'>raters</th><th>items</th><th>Krippendorff's alpha</th>"
+            "<th>Fleiss' kappa (items all rated)</th></tr>"
+        )
+        for r in data["raters"]:
+            fk = f"{_f(r.get('fleiss_kappa'))} (n = {r.get('n_items_all_raters', 0)})"
+            names = escape(", ".join(r["sources"]))
+            h.append(
+                f"<tr><td class='l'>{escape(r['name'])}: {names}</td>"
+                f"<td>{r['n_items']}</td><td>{_f(r['alpha'])}{_ci(r['alpha_ci'])}</td>"
+                f"<td>{fk}</td></tr>"
+            )
+        h.append("</table>")
+    h.append(f"<h2>Confusion matrices</h2><div class='how'>{HOW['confusion']}</div>")
+    h += [_confusion(r) for r in vs_ref if r.get("confusion")]
+    if data["slices"]:
+        h.append(f"<h2>By slice</h2><div class='how'>{HOW['slices']}</div>")
+        for key, values in data["slices"].items():
+            h.append(_slice_summary(key, values))
+            h.append("<details><summary>every figure, slice by slice</summary>")
+            for value, rows in values.items():
+                h.append(f"<h4><code>{escape(key)}</code> = {escape(value)}</h4>")
+                h.append(_pair_table(rows))
+            h.append("</details>")
+    h.append("<h2>Calibration</h2>")
+    h.append(f"<div class='how'>{HOW['calibration'].format(cluster_short=short)}</div>")
+    h.append(_calibration(data, figures))
+    h.append("<h2>Bias probes</h2>" + _bias(data.get("bias") or {}))
+    h.append(
+        "<p class='muted'>The same figures, for machines, are in the JSON written beside "
+        "this page (<code>tinyjudge audit --json</code>).</p></body></html>"
+    )
+    return "\n".join(h)

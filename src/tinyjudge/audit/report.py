@@ -1,0 +1,346 @@
+"""The audit report: every label source against a reference and against each other.
+
+:func:`build_report` computes the figures (JSON-ready) and the plots (PNG bytes);
+:func:`write_report` writes the JSON for machines and one self-contained HTML file
+for people. ``n`` always counts items where both sources gave a scored label;
+unscored labels are counted beside it, never turned into a class.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections import Counter
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from itertools import combinations
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from tinyjudge.audit._alpha import alpha_from_confusion, alpha_from_value_counts
+from tinyjudge.audit._bootstrap import BootstrapCI, bootstrap_ci, bootstrap_many
+from tinyjudge.audit._encode import encode
+from tinyjudge.audit._kappa import kappa_from_confusion, kendall, spearman, weight_matrix
+from tinyjudge.audit._pairs import index_labels, pair_labels, ratings_matrix
+from tinyjudge.errors import TinyjudgeError
+from tinyjudge.records import Item, Label
+
+__all__ = ["AuditReport", "build_report", "write_report", "bias_section"]
+
+Table = dict[str, dict[str, Label]]
+
+
+class AuditReport(NamedTuple):
+    """Figures for machines (``data``, the JSON) and plots for people (``figures``, PNG bytes)."""
+
+    data: dict[str, Any]
+    figures: dict[str, bytes]
+
+
+def _num(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def _ci(ci: BootstrapCI) -> list[float | None]:
+    return ci.interval()
+
+
+def _class_order(table: Table, rubric_id: str | None, order: Sequence[str] | None):
+    """The label order: ``order``, else the rubric's labels (plus any others seen), else sorted."""
+    seen = sorted({lab.label for d in table.values() for lab in d.values() if lab.label})
+    ordinal = False
+    if order is None and rubric_id is not None:
+        try:
+            from tinyjudge.rubric import load_rubric
+
+            rub = load_rubric(rubric_id)
+            order, ordinal = list(rub.label_names), rub.type == "ordinal"
+        except TinyjudgeError:
+            order = None
+    elif order is not None:
+        ordinal = True  # an explicit order is a scale
+    base = list(order or [])
+    return base + [v for v in seen if v not in base], ordinal
+
+
+def _source_summary(source: str, labels: dict[str, Label], order: list[str]) -> dict[str, Any]:
+    scored = [lab for lab in labels.values() if lab.status == "ok"]
+    reasons = Counter(lab.reason or "unscored" for lab in labels.values() if lab.status != "ok")
+    dist = Counter(lab.label for lab in scored if lab.label is not None)
+    return {
+        "source": source,
+        "labels": len(labels),
+        "scored": len(scored),
+        "unscored": len(labels) - len(scored),
+        "unscored_reasons": dict(reasons.most_common(5)),
+        "distribution": {c: dist.get(c, 0) for c in order if dist.get(c, 0)},
+        "has_probs": any(lab.probs for lab in scored),
+        "has_scores": any(lab.score is not None for lab in scored),
+    }
+
+
+def _pair_row(
+    table: Table,
+    a: str,
+    b: str,
+    order: list[str],
+    ordinal: bool,
+    group_of: Callable[[str], Any],
+    boot: dict[str, Any],
+) -> dict[str, Any]:
+    p = pair_labels(table, a, b)
+    row: dict[str, Any] = {
+        "a": a,
+        "b": b,
+        "n": p.n,
+        "unscored": p.n_unscored,
+        "unscored_a": p.unscored_a,
+        "unscored_b": p.unscored_b,
+        "only_a": p.only_a,
+        "only_b": p.only_b,
+    }
+    empty = {"accuracy": None, "accuracy_ci": [None, None], "kappa": None,
+             "kappa_ci": [None, None], "alpha": None, "alpha_ci": [None, None]}  # fmt: skip
+    if p.n == 0:
+        return row | empty
+    k = len(order)
+    ia, ib = encode(p.a, order, a), encode(p.b, order, b)
+    groups = [group_of(i) for i in p.item_ids]
+    w_nom = weight_matrix(k)
+
+    # One code per item, cell = a * k + b: a resample's confusion matrix is one bincount.
+    cells = ia * k + ib
+    memo: dict[str, Any] = {}
+
+    def cm(c: np.ndarray) -> np.ndarray:
+        # every statistic of one resample sees the same array; count it once
+        if memo.get("c") is not c:
+            memo["c"], memo["m"] = c, np.bincount(c, minlength=k * k).reshape(k, k)
+        return memo["m"]
+
+    stats: dict[str, Callable[[np.ndarray], float]] = {
+        "accuracy": lambda c: float(np.trace(cm(c))) / len(c),
+        "kappa": lambda c: kappa_from_confusion(cm(c), w_nom),
+        "alpha": lambda c: alpha_from_confusion(cm(c)),
+    }
+    if ordinal:
+        w_q = weight_matrix(k, "quadratic")
+        stats["kappa_quadratic"] = lambda c: kappa_from_confusion(cm(c), w_q)
+        stats["alpha_ordinal"] = lambda c: alpha_from_confusion(cm(c), "ordinal")
+    for name, ci in bootstrap_many(stats, cells, groups=groups, **boot).items():
+        row[name], row[f"{name}_ci"] = _num(ci.estimate), _ci(ci)
+    row["n_clusters"] = len(set(groups))
+    row["confusion"] = {"labels": order, "counts": cm(cells).tolist()}
+    scores = pair_labels(table, a, b, value="score")
+    if scores.n >= 3:
+        row["spearman"] = _num(spearman(scores.a, scores.b))
+        row["kendall"] = _num(kendall(scores.a, scores.b))
+        row["n_scores"] = scores.n
+    return row
+
+
+def _raters(table: Table, sources: list[str], order: list[str], group_of, boot) -> dict:
+    """Krippendorff's alpha over several sources at once (missing ratings allowed)."""
+    item_ids, rows = ratings_matrix(table, sources)
+    index = {c: j for j, c in enumerate(order)}
+    counts = np.zeros((len(item_ids), len(order)))
+    for row in rows:
+        for u, v in enumerate(row):
+            if v is not None:
+                counts[u, index[v]] += 1
+    rated = counts.sum(axis=1) >= 2
+    out: dict[str, Any] = {"sources": sources, "n_items": int(rated.sum())}
+    if not rated.any():
+        return out | {"alpha": None, "alpha_ci": [None, None]}
+    units = np.flatnonzero(rated)
+    groups = [group_of(item_ids[u]) for u in units]
+    ci = bootstrap_ci(
+        lambda idx: alpha_from_value_counts(counts[idx]), units, groups=groups, **boot
+    )
+    out |= {"alpha": _num(ci.estimate), "alpha_ci": _ci(ci)}
+    full = counts.sum(axis=1) == len(sources)
+    if full.sum() and len(sources) >= 2:
+        from tinyjudge.audit._kappa import fleiss_kappa_from_counts
+
+        out["fleiss_kappa"] = _num(fleiss_kappa_from_counts(counts[full]))
+        out["n_items_all_raters"] = int(full.sum())
+    return out
+
+
+def _calibration(table, reference, source, order, group_of, boot, method, figures) -> dict | None:
+    from tinyjudge.calibrate import (
+        calibration_metrics,
+        cross_fit,
+        is_one_hot,
+        probs_matrix,
+        reliability_diagram,
+    )
+
+    p = pair_labels(table, reference, source)
+    if p.n == 0 or not any(table[source][i].probs for i in p.item_ids):
+        return None
+    P = probs_matrix([table[source][i] for i in p.item_ids], order)
+    y = encode(p.a, order, reference)
+    groups = [group_of(i) for i in p.item_ids]
+    kw = {"groups": groups, "n_boot": boot["n_boot"], "seed": boot["seed"]}
+    metrics = calibration_metrics(y, P, level=boot["level"], **kw)
+    out: dict[str, Any] = {
+        "n": p.n,
+        "one_hot": is_one_hot(P),
+        "metrics": {m: {"value": _num(c.estimate), "ci": _ci(c)} for m, c in metrics.items()},
+    }
+    series = {source: P}
+    if len(set(groups)) >= 5 and p.n >= 50:
+        cf = cross_fit(method, P, y, **kw)
+        out["cross_fitted"] = {
+            "method": method,
+            "folds": 5,
+            "metrics": {
+                m: {"value": _num(c.estimate), "ci": _ci(c)} for m, c in cf.metrics_after.items()
+            },
+        }
+        series[f"{source} + {method} (held out)"] = cf.after
+    if not out["one_hot"]:
+        figures[f"reliability:{source}"] = reliability_diagram(
+            y, series, title=f"{source} against {reference}"
+        )
+    return out
+
+
+def bias_section(labels: Sequence[Label], items: Sequence[Item] | None, **kw: Any) -> dict:
+    """The bias probes that apply to these labels, from ``tinyjudge.audit.bias`` when present.
+
+    Hook: the bias module is built separately; if it offers ``bias_report(labels,
+    items, **kw) -> dict`` (JSON-ready), its result is the report's ``bias`` section.
+    """
+    try:
+        from tinyjudge.audit import bias
+    except ImportError:
+        return {"note": "bias probes not available in this version (tinyjudge.audit.bias)"}
+    fn = getattr(bias, "bias_report", None)
+    if fn is None:
+        return {"note": "tinyjudge.audit.bias has no bias_report(); probes not run"}
+    return fn(labels, items, **kw)
+
+
+def build_report(
+    labels: Sequence[Label],
+    items: Sequence[Item] | None = None,
+    *,
+    reference: str,
+    group_by: str | None = None,
+    slice_by: Sequence[str] = (),
+    rubric: str | None = None,
+    order: Sequence[str] | None = None,
+    n_boot: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+    calibration_method: str = "temperature",
+) -> AuditReport:
+    """Compare every label source with the reference and with each other.
+
+    Args:
+        labels: Label records of any number of sources (one rubric, or choose ``rubric``).
+        items: the items, needed for ``group_by`` and ``slice_by`` (values read from them).
+        reference: the source everything is compared with, e.g. ``human:final``.
+        group_by: a dotted item key (e.g. ``metadata.prompt_id``); bootstrap intervals
+            resample these groups rather than items. Items without it are their own group.
+        slice_by: dotted item keys to break the agreement down by.
+        rubric: keep only labels under this rubric id.
+        order: the label order (a scale: adds quadratic kappa and ordinal alpha);
+            default: the rubric's labels when it can be loaded, else sorted.
+        n_boot: bootstrap resamples per interval.
+        level: coverage of the intervals.
+        seed: bootstrap seed; the same inputs give the same report.
+        calibration_method: the calibrator cross-fitted in the calibration section.
+
+    Raises:
+        TinyjudgeError: an unknown reference (the message lists the sources), or
+            ``group_by``/``slice_by`` without items.
+    """
+    table = index_labels(labels, rubric)
+    if reference not in table:
+        raise TinyjudgeError(f"no labels from reference {reference!r}; sources: {sorted(table)}")
+    if (group_by or slice_by) and items is None:
+        raise TinyjudgeError("--group-by and --slice-by read item metadata: pass --items ITEMS")
+    by_id = {it.id: it for it in items or []}
+    rubric_ids = sorted({lab.rubric for d in table.values() for lab in d.values()})
+    order_, ordinal = _class_order(table, rubric_ids[0] if len(rubric_ids) == 1 else None, order)
+    others = sorted(s for s in table if s != reference)
+    boot = {"n_boot": n_boot, "level": level, "seed": seed}
+
+    def group_of(item_id: str) -> Any:
+        if group_by is None or item_id not in by_id:
+            return item_id
+        value = by_id[item_id].get(group_by)
+        return item_id if value is None else value
+
+    def row(t: Table, a: str, b: str) -> dict[str, Any]:
+        return _pair_row(t, a, b, order_, ordinal, group_of, boot)
+
+    data: dict[str, Any] = {
+        "meta": {
+            "reference": reference,
+            "sources": [reference, *others],
+            "rubrics": rubric_ids,
+            "labels": order_,
+            "ordinal": ordinal,
+            "group_by": group_by,
+            "slice_by": list(slice_by),
+            "n_items": len(by_id) if items is not None else None,
+            "n_boot": n_boot,
+            "level": level,
+            "seed": seed,
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        },
+        "sources": [_source_summary(s, table[s], order_) for s in [reference, *others]],
+        "pairs": [row(table, reference, s) for s in others]
+        + [row(table, a, b) for a, b in combinations(others, 2)],
+    }
+    humans = [s for s in others if s.startswith("human:")]
+    data["raters"] = [
+        _raters(table, group, order_, group_of, boot) | {"name": name}
+        for name, group in (
+            ("people (reference left out)", humans),
+            ("all but the reference", others),
+        )
+        if len(group) >= 2
+    ]
+    slices: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for key in slice_by:
+        values = {i: by_id[i].get(key) if i in by_id else None for i in table[reference]}
+        slices[key] = {}
+        for value in sorted({str(v) for v in values.values()}):
+            ids = {i for i, v in values.items() if str(v) == value}
+            sub = {s: {i: lab for i, lab in d.items() if i in ids} for s, d in table.items()}
+            slices[key][value] = [row(sub, reference, s) for s in others if sub[s]]
+    data["slices"] = slices
+    figures: dict[str, bytes] = {}
+    calib = {}
+    for s in others:
+        got = _calibration(table, reference, s, order_, group_of, boot, calibration_method, figures)
+        if got is not None:
+            calib[s] = got
+    data["calibration"] = calib
+    data["bias"] = bias_section(labels, items, reference=reference, group_by=group_by)
+    return AuditReport(data, figures)
+
+
+def write_report(
+    report: AuditReport,
+    html_path: str | os.PathLike[str] | None = None,
+    json_path: str | os.PathLike[str] | None = None,
+) -> None:
+    """Write the JSON figures and/or the self-contained HTML page (atomically)."""
+    from tinyjudge.audit._report_html import render_html
+    from tinyjudge.datasets.jsonl import atomic_writer
+
+    if json_path is not None:
+        with atomic_writer(json_path) as fh:
+            json.dump(report.data, fh, indent=2, ensure_ascii=False, allow_nan=False)
+            fh.write("\n")
+    if html_path is not None:
+        with atomic_writer(html_path) as fh:
+            fh.write(render_html(report))

@@ -1,0 +1,192 @@
+"""The audit report, rendered from the XSTest import: JSON figures, HTML page, CLI."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from tinyjudge.audit.agreement import krippendorff_alpha, pair_labels
+from tinyjudge.audit.report import build_report, write_report
+from tinyjudge.datasets.importers import run_import
+from tinyjudge.datasets.jsonl import read_items, read_labels, write_jsonl
+from tinyjudge.errors import TinyjudgeError
+from tinyjudge.records import Label
+
+CLASSES = ["full_compliance", "full_refusal", "partial_refusal"]
+
+
+def _tinyjudge(*args: str | Path) -> subprocess.CompletedProcess:
+    script = Path(sys.executable).with_name("tinyjudge")
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "tinyjudge.cli"]
+    return subprocess.run([*cmd, *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+def _soft_judge(labels: list[Label], seed: int = 0) -> list[Label]:
+    """A graded, overconfident copy of GPT-4's verdicts, to exercise the calibration plots."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for lab in labels:
+        if lab.source != "judge:gpt-4" or lab.status != "ok":
+            continue
+        p = rng.dirichlet(np.ones(3)) * 0.1
+        p[CLASSES.index(lab.label)] += 0.9
+        probs = dict(zip(CLASSES, (p / p.sum()).tolist(), strict=True))
+        out.append(lab.model_copy(update={"source": "judge:gpt-4-soft", "probs": probs}))
+    return out
+
+
+@pytest.fixture
+def xstest_files(xstest_sample: Path, tmp_path: Path) -> tuple[Path, Path]:
+    result = run_import("xstest", xstest_sample)
+    write_jsonl(tmp_path / "items.jsonl", result.items)
+    write_jsonl(tmp_path / "labels.jsonl", result.labels)
+    write_jsonl(tmp_path / "soft.jsonl", _soft_judge(result.labels))
+    return tmp_path / "items.jsonl", tmp_path / "labels.jsonl"
+
+
+def test_report_figures_match_the_statistics(xstest_files, tmp_path: Path) -> None:
+    items_path, labels_path = xstest_files
+    labels = read_labels(labels_path)
+    items = read_items(items_path)
+    report = build_report(
+        labels, items, reference="human:final", group_by="metadata.prompt_id",
+        slice_by=["metadata.answering_model"], n_boot=100,
+    )  # fmt: skip
+    data = report.data
+    pairs = {(p["a"], p["b"]): p for p in data["pairs"]}
+    sources = ["classifier:string-match", "human:annotator_1", "human:annotator_2", "judge:gpt-4"]
+    assert set(pairs) >= {("human:final", s) for s in sources}
+    assert len(pairs) == 4 + 6  # four against the reference, six between the others
+    gpt = pairs[("human:final", "judge:gpt-4")]
+    paired = pair_labels(labels, "human:final", "judge:gpt-4")
+    assert gpt["n"] == paired.n and gpt["unscored"] == paired.n_unscored
+    assert gpt["n"] + gpt["unscored"] == 500  # unscored verdicts are counted, not compared
+    assert gpt["kappa"] == pytest.approx(cohen_kappa_score(paired.a, paired.b), abs=1e-12)
+    assert gpt["alpha"] == pytest.approx(krippendorff_alpha([paired.a, paired.b]), abs=1e-12)
+    assert gpt["kappa_ci"][0] < gpt["kappa"] < gpt["kappa_ci"][1]
+    assert sum(map(sum, gpt["confusion"]["counts"])) == gpt["n"]
+    assert gpt["n_clusters"] == 100  # 100 prompts, five answers each
+    # slices: each answering model's table equals the statistic on that model's items only
+    by_model = data["slices"]["metadata.answering_model"]
+    assert sorted(by_model) == [
+        "gpt4",
+        "llama2new",
+        "llama2orig",
+        "mistralguard",
+        "mistralinstruct",
+    ]
+    model_of = {it.id: it.metadata["answering_model"] for it in items}
+    for model, rows in by_model.items():
+        row = next(r for r in rows if r["b"] == "judge:gpt-4")
+        ids = set(paired.item_ids)
+        a = [x for i, x in zip(paired.item_ids, paired.a, strict=True) if model_of[i] == model]
+        b = [x for i, x in zip(paired.item_ids, paired.b, strict=True) if model_of[i] == model]
+        assert row["n"] == len(a) and len(ids) > len(a)
+        assert row["kappa"] == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
+    assert data["raters"][0]["sources"] == ["human:annotator_1", "human:annotator_2"]
+    assert data["calibration"]["judge:gpt-4"]["one_hot"] is True
+    assert "bias" in data
+
+
+def test_report_renders_self_contained_html_and_json(xstest_files, tmp_path: Path) -> None:
+    items_path, labels_path = xstest_files
+    labels = read_labels(labels_path) + read_labels(tmp_path / "soft.jsonl")
+    report = build_report(
+        labels, read_items(items_path), reference="human:final",
+        group_by="metadata.prompt_id", slice_by=["metadata.answering_model"], n_boot=100,
+    )  # fmt: skip
+    write_report(report, tmp_path / "out.html", tmp_path / "out.json")
+    data = json.loads((tmp_path / "out.json").read_text())
+    for p in data["pairs"]:
+        assert {"a", "b", "n", "accuracy", "kappa", "kappa_ci", "alpha"} <= set(p)
+        assert len(p["kappa_ci"]) == 2
+    assert set(data) >= {"pairs", "slices", "calibration", "bias"}
+    soft = data["calibration"]["judge:gpt-4-soft"]
+    assert soft["one_hot"] is False
+    assert soft["cross_fitted"]["metrics"]["ece"]["value"] < soft["metrics"]["ece"]["value"]
+    page = (tmp_path / "out.html").read_text()
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)  # nothing fetched
+    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert len(images) >= 2  # the kappa forest plot and the soft judge's reliability diagram
+    for img in images:
+        assert base64.b64decode(img)[:8] == b"\x89PNG\r\n\x1a\n"
+    for heading in ("Sources", "Confusion matrices", "By slice", "Calibration", "Bias probes"):
+        assert f"<h2>{heading}" in page
+    assert page.count("class='how'") >= 5  # every table says how to read it
+
+
+def test_report_escapes_text_from_the_data(tmp_path: Path) -> None:
+    evil = "judge:<script>alert(1)</script>"
+    labels = []
+    for i, (ref, other) in enumerate([("yes", "yes"), ("no", "no"), ("yes", "no"), ("no", "no")]):
+        labels.append(Label(item_id=str(i), rubric="r", source="human:x", label=ref))
+        labels.append(Label(item_id=str(i), rubric="r", source=evil, label=other))
+    report = build_report(labels, reference="human:x", n_boot=20)
+    write_report(report, tmp_path / "r.html")
+    page = (tmp_path / "r.html").read_text()
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_report_with_an_explicit_scale_adds_ordinal_figures() -> None:
+    labels = []
+    rng = np.random.default_rng(0)
+    for i in range(60):
+        a = int(rng.integers(1, 6))
+        b = int(np.clip(a + rng.integers(-1, 2), 1, 5))
+        labels.append(Label(item_id=str(i), rubric="r", source="human:x", label=str(a)))
+        labels.append(Label(item_id=str(i), rubric="r", source="judge:y", label=str(b)))
+    report = build_report(labels, reference="human:x", order=list("12345"), n_boot=50)
+    row = report.data["pairs"][0]
+    a = [int(v) for v in pair_labels(labels, "human:x", "judge:y").a]
+    b = [int(v) for v in pair_labels(labels, "human:x", "judge:y").b]
+    assert row["kappa_quadratic"] == pytest.approx(
+        cohen_kappa_score(a, b, weights="quadratic", labels=[1, 2, 3, 4, 5]), abs=1e-12
+    )
+    assert row["alpha_ordinal"] == pytest.approx(krippendorff_alpha([a, b], "ordinal"), abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"reference": "human:nobody"}, r"no labels from reference 'human:nobody'; sources: \["),
+        ({"reference": "human:final", "group_by": "metadata.prompt_id"}, "pass --items"),
+    ],
+    ids=["unknown-reference", "group-without-items"],
+)
+def test_report_errors(xstest_sample: Path, kwargs, match: str) -> None:
+    labels = run_import("xstest", xstest_sample).labels
+    with pytest.raises(TinyjudgeError, match=match):
+        build_report(labels, n_boot=10, **kwargs)
+
+
+def test_audit_cli_writes_report_and_json(xstest_files, tmp_path: Path) -> None:
+    items_path, labels_path = xstest_files
+    proc = _tinyjudge(
+        "audit", labels_path, tmp_path / "soft.jsonl", "--items", items_path,
+        "--reference", "human:final", "--group-by", "metadata.prompt_id",
+        "--slice-by", "metadata.answering_model", "--n-boot", "50",
+        "--report", tmp_path / "cli.html", "--json", tmp_path / "cli.json",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "judge:gpt-4" in proc.stdout and "kappa" in proc.stdout
+    data = json.loads((tmp_path / "cli.json").read_text())
+    assert any(p["b"] == "judge:gpt-4-soft" for p in data["pairs"])
+    assert (tmp_path / "cli.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_audit_cli_user_errors_are_one_line(xstest_files, tmp_path: Path) -> None:
+    _, labels_path = xstest_files
+    proc = _tinyjudge("audit", labels_path, "--reference", "human:nobody", "--json", tmp_path / "x")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert (
+        proc.stderr.strip().splitlines() == [proc.stderr.strip().splitlines()[0]]
+        and "no labels from reference 'human:nobody'" in proc.stderr
+    )
