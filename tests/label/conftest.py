@@ -136,9 +136,13 @@ def start_server() -> Iterator[Callable[..., Server]]:
     started: list[Server] = []
 
     def start(
-        data: LabelData, reviewer: str, *extra: str, env: dict[str, str] | None = None
+        data: LabelData,
+        reviewer: str,
+        *extra: str,
+        env: dict[str, str] | None = None,
+        rubric: str = "compliance",
     ) -> Server:
-        args = [str(data.items), "--rubric", "compliance", "--labels", str(data.labels)]
+        args = [str(data.items), "--rubric", rubric, "--labels", str(data.labels)]
         server = _launch([*args, "--as", reviewer, "--port", "0", *extra], env)
         started.append(server)
         return server
@@ -163,3 +167,50 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
 def label_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     """:func:`run_cli`, for tests that expect ``tinyjudge label`` to refuse and exit."""
     return run_cli
+
+
+def long_trajectory(item_id: str = "long-1", turns: int = 40) -> Item:
+    """An agent trajectory of ``4 * turns + 2`` messages: user asks, the assistant calls a
+    tool, the tool answers (one in five with an error), the assistant reports."""
+    messages = [
+        Message(role="system", content="You are a support agent with a `lookup` tool."),
+        Message(role="user", content="Please check every order of customer 42."),
+    ]
+    for t in range(turns):
+        call = f"call_{t}"
+        messages.append(
+            Message(
+                role="assistant",
+                content=f"Checking order {t}.",
+                tool_calls=[
+                    {"id": call, "function": {"name": "lookup", "arguments": f'{{"order": {t}}}'}}
+                ],
+            )
+        )
+        result = '{"error": "timeout"}' if t % 5 == 4 else f'{{"order": {t}, "status": "shipped"}}'
+        messages.append(Message(role="tool", tool_call_id=call, content=result))
+        messages.append(Message(role="assistant", content=f"Order {t}: " + "details " * 40))
+        messages.append(Message(role="user", content=f"Thanks, and order {t + 1}?"))
+    return Item(id=item_id, messages=messages)
+
+
+@pytest.fixture
+def long_data(tmp_path: Path) -> LabelData:
+    """One long tool-using trajectory (162 messages)."""
+    out = tmp_path / "long"
+    write_jsonl(out / "items.jsonl", [long_trajectory()])
+    return LabelData(out / "items.jsonl", out / "labels.jsonl")
+
+
+@pytest.fixture
+def pair_data(tmp_path: Path) -> LabelData:
+    """One pairwise item (context, response A, response B) with markup in B."""
+    pair = Item(
+        id="pair-1",
+        context=[Message(role="user", content="List three primes, comma-separated.")],
+        response_a=[Message(role="assistant", content="2, 3, 5")],
+        response_b=[Message(role="assistant", content="Primes: <u>2</u> 3 5 7")],
+    )
+    out = tmp_path / "pairs"
+    write_jsonl(out / "items.jsonl", [pair])
+    return LabelData(out / "items.jsonl", out / "labels.jsonl")

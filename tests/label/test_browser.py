@@ -189,3 +189,46 @@ def test_script_in_a_transcript_renders_as_text(browser, start_server, hostile_d
     # Labelling it still works, and the payload never ran.
     _answer(browser, "1")
     assert browser.execute_script("return window.__pwned") is None
+
+
+def test_a_long_trajectory_is_navigable_and_shows_the_judge_window(
+    browser, start_server, long_data, tmp_path
+):
+    from tinyjudge.datasets.jsonl import read_items
+    from tinyjudge.judge import window_messages
+    from tinyjudge.rubric import load_rubric
+
+    (item,) = read_items(long_data.items)
+    seen = window_messages(item, load_rubric("compliance")).steps
+    server = start_server(long_data, "kim")
+    browser.get(server.url)
+    _wait(browser, _item, "the item")
+    msgs = browser.find_elements("css selector", ".transcript article.msg")
+    assert len(msgs) == len(item.messages) == 162
+    # The judge's window is highlighted, on the messages and in the step navigator.
+    marked = [
+        int(m.get_attribute("data-step")) for m in msgs if "judge-saw" in m.get_attribute("class")
+    ]
+    assert marked == seen and len(seen) < len(item.messages)
+    chips = browser.find_elements("css selector", "nav.steps a.in-window")
+    assert [int(c.text) for c in chips] == seen
+    # Tool calls and results start folded.
+    assert (
+        browser.find_elements("css selector", "details.tool-call[open], details.tool-result[open]")
+        == []
+    )
+    # J moves a focus through the messages; a step chip jumps to its message.
+    _keys(browser, "jjj")
+    focused = browser.find_element("css selector", "article.msg.focused")
+    assert focused.get_attribute("data-step") == "2"
+    browser.find_element("css selector", "nav.steps a[href='#step-150']").click()
+    _wait(
+        browser,
+        lambda d: d.execute_script(
+            "const r = document.getElementById('step-150').getBoundingClientRect();"
+            "return r.top >= 0 && r.top < window.innerHeight;"
+        ),
+        "step 150 in view",
+    )
+    browser.save_screenshot(str(tmp_path / "long.png"))
+    _answer(browser, "2")

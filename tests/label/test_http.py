@@ -213,3 +213,16 @@ def test_transcript_html_is_escaped_in_the_page(start_server, hostile_data):
     assert "<img src=x" not in html and "&lt;img src=x onerror=" in html
     assert "<b>bold?</b>" not in html and "<i>run</i>" not in html
     assert html.count("<script") == 1  # the page's own label.js
+
+
+def test_a_pair_is_shown_side_by_side_and_labelled_a_b_or_tie(start_server, pair_data):
+    server = start_server(pair_data, "lee", rubric="instruction_following")
+    with server.client() as c:
+        html = c.get("/").text
+        assert "Response A" in html and "Response B" in html
+        assert "2, 3, 5" in html and "Primes: &lt;u&gt;2&lt;/u&gt; 3 5 7" in html
+        for name in ("a", "b", "tie"):
+            assert f'data-label="{name}"' in html
+        _answer(c, "pair-1", "a", "B adds a fourth prime")
+    (lab,) = read_labels(pair_data.labels)
+    assert (lab.source, lab.rubric, lab.label) == ("human:lee", "instruction_following", "a")

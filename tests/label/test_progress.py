@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
+from tinyjudge.audit.estimate import estimate_rate, wilson_mean
 from tinyjudge.label._progress import agreement, rate_estimate, verdicts
 from tinyjudge.records import Label
 from tinyjudge.rubric import load_rubric
@@ -28,16 +27,29 @@ def test_without_cheap_scores_the_rate_has_a_wilson_interval():
 def test_with_cheap_scores_the_rate_is_prediction_powered():
     ids = ["a", "b", "c", "d", "e", "f"]
     cheap = np.array([0.9, 0.1, 0.8, 0.2, 0.6, 0.4])
-    answers = {"a": R, "b": C, "c": C}  # residuals 0.1, -0.1, -0.8
+    answers = {"a": R, "b": C, "c": "partial_refusal", "zz": R}  # "zz" is not an item
     est = rate_estimate(RUBRIC, ids, answers, cheap)
-    resid = np.array([0.1, -0.1, -0.8])
-    rate = cheap.mean() + resid.mean()  # 0.5 - 0.2667
-    se = math.sqrt(cheap.var(ddof=1) / 6 + resid.var(ddof=1) / 3)
-    assert est.method == "PPI" and est.n == 3
-    assert est.rate == pytest.approx(rate)
-    assert (est.low, est.high) == pytest.approx(
-        (max(0.0, rate - 1.96 * se), rate + 1.96 * se), abs=1e-3
+    # The reviewer's labels as the estimate module reads them: positive -> 1, NaN unlabelled.
+    ref = estimate_rate(cheap, [1, 0, 1, np.nan, np.nan, np.nan], level=0.95).estimate
+    assert (est.method, est.n) == ("ppi++", 3)
+    assert (est.rate, est.low, est.high) == pytest.approx((ref.estimate, *ref.ci))
+    alone = wilson_mean([1, 0, 1], level=0.95)
+    assert (est.human_rate, est.human_low, est.human_high) == pytest.approx(
+        (alone.estimate, *alone.ci)
     )
+
+
+def test_after_active_selection_the_rate_is_stratified_once_every_bin_has_a_label():
+    ids = [f"i{i}" for i in range(6)]
+    cheap = np.array([0.05, 0.05, 0.05, 0.95, 0.95, 0.95])
+    early = rate_estimate(RUBRIC, ids, {"i0": C, "i1": C}, cheap, "stratified")
+    assert early.rate is None and "no human label among the 3 items" in early.note
+    assert early.human_rate == 0.0  # the reviewer's own share is still shown
+    answers = {"i0": C, "i1": C, "i3": R, "i4": C}
+    est = rate_estimate(RUBRIC, ids, answers, cheap, "stratified")
+    ref = estimate_rate(cheap, [0, 0, np.nan, 1, 0, np.nan], level=0.95, method="stratified")
+    assert est.method == "stratified"
+    assert (est.rate, est.low, est.high) == pytest.approx((ref.rate, *ref.ci))
 
 
 def test_no_rate_before_two_answers_or_without_positive_labels():

@@ -9,26 +9,36 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
+from tinyjudge.audit.agreement import cohen_kappa
+from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Label
 from tinyjudge.rubric import Rubric
 
 __all__ = ["RateEstimate", "SourceAgreement", "rate_estimate", "agreement", "verdicts"]
 
-_Z95 = 1.959963984540054
+_LEVEL = 0.95
 
 
 class RateEstimate(NamedTuple):
-    """The behaviour rate (share of items with a positive label) with a 95% interval."""
+    """The behaviour rate (share of items with a positive label) with a 95% interval.
 
-    rate: float
-    low: float
-    high: float
+    ``human_*`` is the same rate from the reviewer's labels alone, for comparison;
+    ``note`` says why there is no estimate yet when ``rate`` is None.
+    """
+
+    rate: float | None
+    low: float | None
+    high: float | None
     n: int
     method: str
+    human_rate: float | None = None
+    human_low: float | None = None
+    human_high: float | None = None
+    note: str | None = None
 
 
 class SourceAgreement(NamedTuple):
@@ -40,70 +50,48 @@ class SourceAgreement(NamedTuple):
     kappa: float | None
 
 
-def _wilson(k: int, n: int) -> tuple[float, float]:
-    p = k / n
-    denom = 1 + _Z95**2 / n
-    centre = (p + _Z95**2 / (2 * n)) / denom
-    half = _Z95 * math.sqrt(p * (1 - p) / n + _Z95**2 / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def _ppi_fallback(cheap: np.ndarray, labelled: np.ndarray, human: np.ndarray) -> RateEstimate:
-    # PPI mean (Angelopoulos et al., 2023): the cheap mean over every item, corrected by the
-    # mean human-minus-cheap residual on the labelled ones.
-    resid = human - cheap[labelled]
-    n, big_n = int(labelled.sum()), len(cheap)
-    rate = float(cheap.mean() + resid.mean())
-    se = math.sqrt(float(cheap.var(ddof=1)) / big_n + float(resid.var(ddof=1)) / n)
-    low, high = rate - _Z95 * se, rate + _Z95 * se
-    return RateEstimate(rate, max(0.0, low), min(1.0, high), n, "PPI")
-
-
 def rate_estimate(
     rubric: Rubric,
     item_ids: Sequence[str],
     answers: Mapping[str, str],
     cheap: np.ndarray | None,
+    method: Literal["ppi++", "stratified"] = "ppi++",
 ) -> RateEstimate | None:
     """The rate of the rubric's positive labels from this reviewer's answers.
 
-    With a cheap score for every item this is a prediction-powered (PPI) estimate over
-    all items; otherwise the labelled share with a Wilson interval. None before two
-    answers or when the rubric names no positive labels.
+    With a cheap score for every item this is :func:`tinyjudge.audit.estimate.estimate_rate`
+    over all items: ``stratified`` when the items were chosen by active selection (the
+    only estimate that stays unbiased then), ``ppi++`` for a random order. Without cheap
+    scores it is the Wilson interval of the labels alone. None before two answers or
+    when the rubric names no positive labels.
     """
+    from tinyjudge.audit.estimate import estimate_rate, wilson_mean
+
     if not rubric.positive:
         return None
     index = {item_id: i for i, item_id in enumerate(item_ids)}
-    labelled = np.zeros(len(item_ids), dtype=bool)
-    human = []
-    for item_id in answers:
+    human = np.full(len(item_ids), np.nan)
+    for item_id, label in answers.items():
         if item_id in index:
-            labelled[index[item_id]] = True
-    for i in np.flatnonzero(labelled):
-        human.append(1.0 if answers[item_ids[i]] in rubric.positive else 0.0)
-    n = len(human)
+            human[index[item_id]] = 1.0 if label in rubric.positive else 0.0
+    n = int((~np.isnan(human)).sum())
     if n < 2:
         return None
-    h = np.asarray(human)
-    if cheap is not None and n < len(item_ids):
-        return _ppi_fallback(cheap, labelled, h)
-    low, high = _wilson(int(h.sum()), n)
-    return RateEstimate(float(h.mean()), low, high, n, "Wilson")
+    alone = wilson_mean(human[~np.isnan(human)], level=_LEVEL)
+    base = RateEstimate(alone.estimate, *alone.ci, n, "Wilson")
+    if cheap is None:
+        return base
+    try:
+        est = estimate_rate(cheap, human, level=_LEVEL, method=method).estimate
+    except TinyjudgeError as e:
+        # e.g. the stratified estimate before every cheap-score bin has a label
+        return RateEstimate(None, None, None, n, method, *base[:3], note=str(e))
+    return RateEstimate(est.estimate, *est.ci, n, est.method, *base[:3])
 
 
 def _kappa(a: list[str], b: list[str]) -> float | None:
-    try:
-        from tinyjudge.audit.agreement import cohen_kappa
-    except ImportError:
-        cohen_kappa = None
-    if cohen_kappa is not None:
-        value = float(cohen_kappa(a, b))
-        return None if math.isnan(value) else value
-    cats = sorted(set(a) | set(b))
-    n = len(a)
-    po = sum(x == y for x, y in zip(a, b, strict=True)) / n
-    pe = sum((a.count(c) / n) * (b.count(c) / n) for c in cats)
-    return None if pe >= 1.0 else (po - pe) / (1 - pe)
+    value = float(cohen_kappa(a, b))
+    return None if math.isnan(value) else value
 
 
 def machine_source(source: str) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from tinyjudge.judge import is_tool_error, window_messages
 from tinyjudge.records import Item, Message
 from tinyjudge.rubric import Rubric
 
@@ -35,6 +36,7 @@ class MessageView:
     tool_call_id: str | None = None
     in_window: bool = True
     long: bool = False
+    error: bool = False
 
 
 @dataclass
@@ -58,22 +60,9 @@ def _pretty(arguments: str) -> str:
         return arguments
 
 
-def _fallback_window(item: Item, rubric: Rubric) -> tuple[set[int], str | None]:
-    messages = (item.context or []) if item.is_pairwise else item.messages
-    n = len(messages)
-    win = rubric.window
-    if win.strategy != "first_and_last":
-        return set(range(n)), None
-    first = next((i for i, m in enumerate(messages) if m.role == "user"), 0)
-    return {first, *range(max(0, n - win.last_turns), n)}, None
-
-
 def judge_window(item: Item, rubric: Rubric) -> tuple[set[int], str | None]:
-    """The step indices the judge saw (``tinyjudge.judge.window_messages``) and a note."""
-    try:
-        from tinyjudge.judge import window_messages
-    except ImportError:
-        return _fallback_window(item, rubric)
+    """The step indices the judge saw (:func:`tinyjudge.judge.window_messages`) and a note
+    on what it did not see."""
     shown = window_messages(item, rubric)
     note = shown.note
     if shown.omitted:
@@ -99,6 +88,7 @@ def _views(messages: list[Message], window: set[int] | None, offset: int = 0) ->
                 tool_call_id=m.tool_call_id,
                 in_window=window is None or i in window,
                 long=len(text) > _FOLD_CHARS,
+                error=is_tool_error(m),
             )
         )
     return out

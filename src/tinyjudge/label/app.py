@@ -99,7 +99,8 @@ class LabelSession:
         answers = self.store.answers(self.reviewer)
         mine = self.my_answers()
         cheap = self.selector.cheap
-        est = rate_estimate(self.rubric, self.item_ids, mine, cheap)
+        method = "stratified" if self.selector.mode == "active" else "ppi++"
+        est = rate_estimate(self.rubric, self.item_ids, mine, cheap, method)
         return {
             "labelled": len(mine),
             "skipped": sum(a.kind == "skip" for a in answers),

@@ -2,11 +2,9 @@
 
 ``active`` asks :func:`tinyjudge.audit.estimate.select_for_labelling` for the item
 whose human label shrinks the confidence interval of the behaviour rate fastest,
-given a cheap score (a judge's or a reward model's) for every item. Until that
-module is importable a local rule stands in: sample an unlabelled item with
-probability proportional to ``sqrt(p (1 - p))`` of its cheap score, the
-variance-optimal rule for a rate's PPI estimate (Zrnic and Candès, 2024, "Active
-Statistical Inference"), mixed with a little uniform mass so every item can be drawn.
+given a cheap score (a judge's or a reward model's) for every item: stratified
+sampling on the cheap score, so the progress panel's rate uses the matching
+stratified PPI estimate and stays unbiased.
 """
 
 from __future__ import annotations
@@ -104,21 +102,6 @@ def _seed(*parts: object) -> int:
     return int.from_bytes(hashlib.sha256(blob).digest()[:8], "little")
 
 
-def _fallback_select(cheap: np.ndarray, labelled: np.ndarray, rng: np.random.Generator) -> int:
-    p = np.clip(cheap, 0.0, 1.0)
-    weight = np.sqrt(p * (1.0 - p)) + 0.05
-    weight[labelled] = 0.0
-    return int(rng.choice(len(cheap), p=weight / weight.sum()))
-
-
-def _select_for_labelling():  # type: ignore[no-untyped-def]
-    try:
-        from tinyjudge.audit.estimate import select_for_labelling
-    except ImportError:
-        return None
-    return select_for_labelling
-
-
 class Selector:
     """Chooses a reviewer's next item.
 
@@ -145,7 +128,7 @@ class Selector:
 
     def next_item(self, reviewer: str, done: set[str]) -> tuple[str, str] | None:
         """The next item for ``reviewer`` among those not in ``done``, and how it was chosen
-        (``sequential``, ``random``, ``active`` or ``active:fallback``); None when all are done.
+        (``sequential``, ``random`` or ``active``); None when all are done.
         """
         todo = [i for i, item_id in enumerate(self.item_ids) if item_id not in done]
         if not todo:
@@ -156,14 +139,11 @@ class Selector:
             order = np.random.default_rng(_seed("random", reviewer)).permutation(len(self.item_ids))
             first = next(i for i in order if self.item_ids[i] not in done)
             return self.item_ids[int(first)], "random"
+        from tinyjudge.audit.estimate import select_for_labelling
+
         assert self.cheap is not None
         labelled = np.array([item_id in done for item_id in self.item_ids], dtype=bool)
+        # Seeded by what is done so far, so the same state always offers the same item.
         rng = np.random.default_rng(_seed("active", reviewer, len(done)))
-        select = _select_for_labelling()
-        if select is None:
-            return self.item_ids[_fallback_select(self.cheap, labelled, rng)], "active:fallback"
-        picked = np.asarray(select(self.cheap, labelled, k=1, rng=rng)).ravel()
-        if picked.size == 0 or labelled[int(picked[0])]:
-            # the estimate module offered nothing new: never stall the reviewer
-            return self.item_ids[_fallback_select(self.cheap, labelled, rng)], "active:fallback"
-        return self.item_ids[int(picked[0])], "active"
+        (picked,) = select_for_labelling(self.cheap, labelled, k=1, rng=rng)
+        return self.item_ids[int(picked)], "active"
