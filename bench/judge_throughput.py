@@ -72,6 +72,36 @@ def _row(run: str, conc: int, n: int, dt: float, cpu: float) -> dict[str, object
     }
 
 
+def _bare_client(url: str, items: list[Item], conc: int) -> tuple[float, float]:
+    """The ceiling: the bare openai client posting the judge's own requests, nothing else."""
+    import asyncio
+
+    import openai
+
+    from tinyjudge.judge import build_messages
+    from tinyjudge.rubric import load_rubric
+
+    rubric = load_rubric("compliance")
+    bodies = [
+        {"model": "bench", "messages": build_messages(it, rubric), "logprobs": True} for it in items
+    ]
+
+    async def go() -> None:
+        client = openai.AsyncOpenAI(base_url=url, api_key="k", max_retries=0)
+        gate = asyncio.Semaphore(conc)
+
+        async def one(body: dict[str, object]) -> None:
+            async with gate:
+                await client.post("/chat/completions", cast_to=object, body=body)
+
+        await asyncio.gather(*(one(b) for b in bodies))
+        await client.close()
+
+    t, c = time.perf_counter(), time.process_time()
+    asyncio.run(go())
+    return time.perf_counter() - t, time.process_time() - c
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--latency", type=float, default=0.02)
@@ -112,6 +142,9 @@ def main() -> None:
                     assert judge.summary.calls == 0 and judge.summary.cache_hits == n
                     rows.append(_row("cached re-run", conc, n, dt, cpu))
                     print(f"cached re-run: {n} items in {dt:.2f}s = {n / dt:,.0f} judgments/s")
+                    dt, cpu = _bare_client(url, items, conc)
+                    rows.append(_row("bare openai client, same requests", conc, n, dt, cpu))
+                    print(f"bare openai client: {n} requests in {dt:.2f}s = {n / dt:,.0f}/s")
     finally:
         server.kill()
     result = {

@@ -293,3 +293,18 @@ def test_hint_rubric_without_step(serve) -> None:
     )
     [lab] = Judge(rubric, "m", base_url=srv.base_url).run([single(1)])
     assert lab.label == name and lab.hint is not None and lab.hint.step == 1
+
+
+def test_progress_is_reported(serve, compliance, items) -> None:
+    import io
+
+    from rich.console import Console
+
+    srv = serve(lambda req: Reply(verdict("full_refusal")))
+    seen: list[tuple[int, int]] = []
+    console = Console(file=io.StringIO(), force_terminal=True)
+    judge = Judge(compliance, "m", base_url=srv.base_url, concurrency=3)
+    labels = judge.run(items, lambda done, total: seen.append((done, total)), progress=console)
+    assert len(labels) == len(items)
+    assert seen == [(i, len(items)) for i in range(1, len(items) + 1)]
+    assert "judging with m" in console.file.getvalue()  # type: ignore[attr-defined]

@@ -43,8 +43,6 @@ def judge_command(
     The cache defaults to ``OUT.cache.sqlite`` so that running the same
     command again resumes: finished judgments are read back, not re-asked.
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
     from tinyjudge.datasets.jsonl import read_items, write_jsonl
 
     from ._runner import Judge
@@ -82,19 +80,7 @@ def judge_command(
             cache=cache_path,
             prices=prices,
         )
-        with Progress(
-            "[progress.description]{task.description}",
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeRemainingColumn(),
-            console=err,
-            disable=not progress,
-            transient=True,
-        ) as bar:
-            task = bar.add_task(f"judging with {model}", total=len(items))
-            labels = judge.run(
-                items, on_progress=lambda done, total: bar.update(task, completed=done)
-            )
+        labels = judge.run(items, progress=err if progress else False)
     write_jsonl(out, labels)
     summary = judge.summary
     console.print(f"wrote {len(labels)} labels ({judge.source}) -> {out}")

@@ -216,7 +216,7 @@ def _read_completion(data: Any) -> tuple[list[str | None], list[list[Any] | None
         lp = c.get("logprobs")
         tokens = lp.get("content") if isinstance(lp, dict) else None
         lps.append(tokens if isinstance(tokens, list) and tokens else None)
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage = data["usage"] if isinstance(data.get("usage"), dict) else {}
     tokens_in, tokens_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
     return texts, lps, int(tokens_in or 0), int(tokens_out or 0)
 

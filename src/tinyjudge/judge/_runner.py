@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rich.console import Console
+
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
@@ -189,13 +191,42 @@ class Judge:
                 )
 
     def run(
-        self, items: Iterable[Item], on_progress: Callable[[int, int], None] | None = None
+        self,
+        items: Iterable[Item],
+        on_progress: Callable[[int, int], None] | None = None,
+        *,
+        progress: bool | Console = False,
     ) -> list[Label]:
         """Judge every item; one Label each, in input order (see :meth:`arun`).
 
         Works in scripts and in notebooks (where an event loop is already running).
+
+        Args:
+            items: the items.
+            on_progress: called with (done, total) after each item.
+            progress: show a rich progress bar (on this console, if one is given).
         """
         items = list(items)
+        if progress is not False:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+            console = progress if isinstance(progress, Console) else None
+            with Progress(
+                "[progress.description]{task.description}",
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                console=console,
+                transient=True,
+            ) as bar:
+                task = bar.add_task(f"judging with {self.model}", total=len(items))
+
+                def tick(done: int, total: int) -> None:
+                    bar.update(task, completed=done)
+                    if on_progress is not None:
+                        on_progress(done, total)
+
+                return self.run(items, tick)
         try:
             asyncio.get_running_loop()
         except RuntimeError:

@@ -53,8 +53,8 @@ def _verdict(label: Label, order: str) -> Reply:
         recorded = (label.orders or {}).get("ba", value) or value
         value = SWAP.get(recorded, recorded)
         probs = {SWAP.get(k, k): v for k, v in probs.items()}
-    elif label.orders and label.orders.get("ab"):
-        value = label.orders["ab"]
+    elif label.orders and (recorded_ab := label.orders.get("ab")):
+        value = recorded_ab
     verdict: dict[str, Any] = {
         "rationale": label.rationale or f"recorded verdict of {label.source}",
         "label": value,
