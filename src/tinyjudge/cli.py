@@ -152,9 +152,35 @@ def score(
 
 
 @app.command()
-def calibrate() -> None:
+def calibrate(
+    paths: list[Path] = typer.Argument(
+        ..., help="MODEL_DIR ITEMS LABELS... (or LABELS... with --source)"
+    ),
+    human: str = typer.Option(..., "--human", help="the human source, e.g. human:final"),
+    method: str = typer.Option(
+        "temperature", "--method", help="temperature, vector, platt or isotonic"
+    ),
+    out_dir: Path = typer.Option(
+        None, "--out", help="model dir to write (default: in place); with --source, a folder"
+    ),
+    source: str = typer.Option(
+        None, "--source", help="calibrate this label source's probs (e.g. judge:gpt-4)"
+    ),
+    items: Path = typer.Option(None, "--items", help="items JSONL, for --group-by with --source"),
+    group_by: str = typer.Option(
+        None, "--group-by", help="cross-fitting never splits this item key, e.g. metadata.prompt_id"
+    ),
+    n_splits: int = typer.Option(5, "--folds", help="cross-fitting folds"),
+    n_boot: int = typer.Option(1000, "--n-boot", help="bootstrap resamples per interval"),
+    seed: int = typer.Option(0, "--seed"),
+) -> None:
     """Calibrate a reward model's probabilities against human labels."""
-    _not_built("calibrate", "the calibrate/audit issue")
+    from tinyjudge.calibrate._cli import calibrate_command
+
+    calibrate_command(
+        paths, human=human, method=method, out_dir=out_dir, source=source, items=items,
+        group_by=group_by, n_splits=n_splits, n_boot=n_boot, seed=seed, console=out,
+    )  # fmt: skip
 
 
 @app.command()

@@ -19,7 +19,7 @@ def reliability_diagram(
     probs: dict[str, Any] | Any,
     path: str | os.PathLike[str] | None = None,
     *,
-    n_bins: int = 10,
+    n_bins: int = 15,
     strategy: Strategy = "uniform",
     title: str = "Reliability diagram",
 ) -> bytes:

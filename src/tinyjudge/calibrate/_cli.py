@@ -1,0 +1,314 @@
+"""``tinyjudge calibrate``: fit a calibrator on human labels, measure it honestly, save it.
+
+Two uses. With a model directory, the reward model's own probabilities on the
+human-labelled items are calibrated; ``calibration.json`` goes into the model
+directory (``load_model`` applies it from then on) and the model card gains
+before/after figures. With ``--source``, any label source that gives ``probs``
+(a judge, a classifier) is calibrated the same way, and its calibrated labels
+are written as a new source ``<source>+<method>``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from tinyjudge.calibrate._calibrators import make_calibrator
+from tinyjudge.calibrate._crossfit import CrossFitResult, cross_fit
+from tinyjudge.calibrate._data import probs_matrix, save_calibrator
+from tinyjudge.calibrate._metrics import METRICS
+from tinyjudge.calibrate._plot import reliability_diagram
+from tinyjudge.errors import TinyjudgeError
+from tinyjudge.records import Item, Label
+
+__all__ = ["calibrate_command", "calibrate_model", "calibrate_source", "model_card_section"]
+
+START, END = "<!-- tinyjudge:calibration:start -->", "<!-- tinyjudge:calibration:end -->"
+NAMES = {
+    "ece": "ECE (equal-width)",
+    "ece_mass": "ECE (equal-mass)",
+    "mce": "MCE",
+    "brier": "Brier score",
+    "nll": "NLL",
+}
+
+
+def _human_targets(labels: Sequence[Label], human: str) -> tuple[dict[str, str], int]:
+    from tinyjudge.audit._pairs import index_labels
+
+    table = index_labels(labels)
+    if human not in table:
+        raise TinyjudgeError(f"no labels from human source {human!r}; sources: {sorted(table)}")
+    got = table[human]
+    scored = {i: lab.label for i, lab in got.items() if lab.status == "ok" and lab.label}
+    return scored, len(got) - len(scored)
+
+
+def _groups(ids: Sequence[str], items: dict[str, Item], group_by: str | None) -> list[Any] | None:
+    if group_by is None:
+        return None
+    if not items:
+        raise TinyjudgeError(f"--group-by {group_by} reads item metadata: pass the items file")
+    return [(items[i].get(group_by) if i in items else None) or i for i in ids]
+
+
+def _fit(P, y, classes, groups, method, n_splits, n_boot, seed):
+    cf = cross_fit(
+        method, P, y, classes=classes, groups=groups, n_splits=n_splits, n_boot=n_boot, seed=seed
+    )
+    cal = make_calibrator(method, classes).fit(P, y)
+    return cal, cf
+
+
+def _summary(cf: CrossFitResult) -> dict[str, Any]:
+    def one(ci) -> dict[str, Any]:
+        return {"value": float(ci.estimate), "ci": ci.interval()}
+
+    return {
+        "before": {m: one(c) for m, c in cf.metrics_before.items()},
+        "after": {m: one(c) for m, c in cf.metrics_after.items()},
+    }
+
+
+def model_card_section(
+    cf: CrossFitResult, human: str, n_splits: int, group_by: str | None, plot: str | None
+) -> str:
+    """The model card's "Calibration against people" section (Markdown)."""
+    level = next(iter(cf.metrics_before.values())).level
+    split = f"{n_splits} folds grouped by `{group_by}`" if group_by else f"{n_splits} random folds"
+    date = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    lines = [
+        START,
+        "## Calibration against people",
+        "",
+        f"Calibrated with `{cf.method}` scaling on {len(cf.y)} items labelled by `{human}` "
+        f"({date}); `load_model` applies it from `calibration.json` whenever the model is "
+        "loaded (`load_model(dir, calibrated=False)` gives the raw probabilities).",
+        f"The figures are cross-fitted ({split}): every item is measured with a calibrator "
+        f"fitted without it. Lower is better for all; brackets are {level:.0%} bootstrap "
+        "intervals. Calibrate on items the model was not trained on: on its own training "
+        "items a model looks more certain and more right than it will be on new ones.",
+        "",
+        "| metric | before | after (held out) |",
+        "|---|---|---|",
+    ]
+    for m in METRICS:
+        b, a = cf.metrics_before[m], cf.metrics_after[m]
+        lines.append(
+            f"| {NAMES[m]} | {b.estimate:.4f} [{b.low:.4f}, {b.high:.4f}] "
+            f"| {a.estimate:.4f} [{a.low:.4f}, {a.high:.4f}] |"
+        )
+    if plot:
+        lines += ["", f"![reliability diagram before and after]({plot})"]
+    return "\n".join([*lines, END, ""])
+
+
+def _update_card(readme: Path, section: str) -> None:
+    text = readme.read_text(encoding="utf-8") if readme.exists() else ""
+    if START in text and END in text:
+        head, rest = text.split(START, 1)
+        text = head + section + rest.split(END, 1)[1].lstrip("\n")
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    readme.write_text(text, encoding="utf-8")
+
+
+def _print(console: Console, cf: CrossFitResult, title: str) -> None:
+    table = Table(title=title)
+    for col in ("metric", "before", "after (held out)"):
+        table.add_column(col, justify="left" if col == "metric" else "right")
+    for m in METRICS:
+        b, a = cf.metrics_before[m], cf.metrics_after[m]
+        table.add_row(NAMES[m], f"{b.estimate:.4f}", f"{a.estimate:.4f}")
+    console.print(table)
+
+
+def calibrate_model(
+    model_dir: Path,
+    items_path: Path,
+    labels_paths: Sequence[Path],
+    *,
+    human: str,
+    method: str = "temperature",
+    out_dir: Path | None = None,
+    group_by: str | None = None,
+    n_splits: int = 5,
+    n_boot: int = 1000,
+    seed: int = 0,
+    console: Console | None = None,
+) -> dict[str, Any]:
+    """Calibrate a saved reward model against human labels; returns the before/after figures."""
+    from tinyjudge.datasets.jsonl import read_items, read_labels
+    from tinyjudge.distill import load_model
+
+    console = console or Console()
+    make_calibrator(method)  # an unknown method fails before any work
+    model = load_model(model_dir, calibrated=False)
+    labels = [lab for p in labels_paths for lab in read_labels(p)]
+    targets, unscored = _human_targets(labels, human)
+    items = {it.id: it for it in read_items(items_path)}
+    ids = [i for i in targets if i in items]
+    if not ids:
+        raise TinyjudgeError(
+            f"none of the {len(targets)} {human} labels is about an item in {items_path}"
+        )
+    classes = list(model.classes_)
+    unknown = sorted({targets[i] for i in ids} - set(classes))
+    if unknown:
+        raise TinyjudgeError(
+            f"{human} uses labels {unknown} that the model does not know: {classes}"
+        )
+    P = model.predict_proba([items[i] for i in ids])
+    y = [targets[i] for i in ids]
+    cal, cf = _fit(P, y, classes, _groups(ids, items, group_by), method, n_splits, n_boot, seed)
+    out = Path(out_dir) if out_dir is not None else Path(model_dir)
+    if out.resolve() != Path(model_dir).resolve():
+        if out.exists() and any(out.iterdir()):
+            raise TinyjudgeError(f"--out {out} exists and is not empty; choose a new folder")
+        shutil.copytree(model_dir, out, dirs_exist_ok=True)
+    save_calibrator(cal, out)
+    reliability_diagram(
+        cf.y,
+        {"before": cf.before, f"after {method} (held out)": cf.after},
+        out / "calibration.png",
+        title=f"{model_dir.name} against {human}",
+    )
+    section = model_card_section(cf, human, n_splits, group_by, "calibration.png")
+    _update_card(out / "README.md", section)
+    _print(console, cf, f"{method} calibration of {model_dir.name} against {human}")
+    extra = f", {unscored} unscored {human} labels left out" if unscored else ""
+    console.print(f"{len(ids)} items{extra}; wrote {out / 'calibration.json'}")
+    return {"n": len(ids), "unscored": unscored, "method": method, **_summary(cf)}
+
+
+def calibrate_source(
+    labels_paths: Sequence[Path],
+    *,
+    source: str,
+    human: str,
+    out_dir: Path,
+    method: str = "temperature",
+    items_path: Path | None = None,
+    group_by: str | None = None,
+    n_splits: int = 5,
+    n_boot: int = 1000,
+    seed: int = 0,
+    console: Console | None = None,
+) -> dict[str, Any]:
+    """Calibrate a label source's ``probs`` against human labels.
+
+    Writes ``OUT/calibration.json`` (fitted on every human-labelled item),
+    ``OUT/labels.jsonl`` with the source's labels recalibrated as source
+    ``<source>+<method>`` (items people labelled get their held-out, cross-fitted
+    probabilities, so an audit of the new source stays honest; the others get the
+    full calibrator's), ``OUT/metrics.json`` and ``OUT/calibration.png``.
+    """
+    from tinyjudge.audit._pairs import index_labels
+    from tinyjudge.datasets.jsonl import read_items, write_jsonl
+    from tinyjudge.datasets.jsonl import read_labels as read
+
+    console = console or Console()
+    make_calibrator(method)
+    labels = [lab for p in labels_paths for lab in read(p)]
+    table = index_labels(labels)
+    if source not in table:
+        raise TinyjudgeError(f"no labels from source {source!r}; sources: {sorted(table)}")
+    targets, unscored = _human_targets(labels, human)
+    mine = {i: lab for i, lab in table[source].items() if lab.status == "ok"}
+    classes = sorted(
+        {c for lab in mine.values() for c in (lab.probs or {lab.label: 1.0})}
+        | set(targets.values())
+    )
+    ids = [i for i in mine if i in targets]
+    if not ids:
+        raise TinyjudgeError(f"no item has both a scored {source} label and a {human} label")
+    items = {it.id: it for it in read_items(items_path)} if items_path is not None else {}
+    P = probs_matrix([mine[i] for i in ids], classes)
+    y = [targets[i] for i in ids]
+    cal, cf = _fit(P, y, classes, _groups(ids, items, group_by), method, n_splits, n_boot, seed)
+    held_out = dict(zip(ids, cf.after, strict=True))
+    rest = [i for i in mine if i not in held_out]
+    if rest:
+        P_rest = cal.predict_proba(probs_matrix([mine[i] for i in rest], classes))
+        held_out.update(zip(rest, P_rest, strict=True))
+    new_source = f"{source}+{method}"
+    out_labels = []
+    for i, lab in table[source].items():
+        if lab.status != "ok":
+            out_labels.append(lab.model_copy(update={"source": new_source}))
+            continue
+        row = np.asarray(held_out[i])
+        probs = {c: float(p) for c, p in zip(classes, row, strict=True)}
+        # the old score was a function of the old probs; it no longer holds
+        update = {"source": new_source, "probs": probs, "label": classes[int(row.argmax())]}
+        out_labels.append(lab.model_copy(update=update | {"score": None}))
+    out = Path(out_dir)
+    save_calibrator(cal, out)
+    write_jsonl(out / "labels.jsonl", out_labels)
+    summary = {
+        "source": source,
+        "human": human,
+        "n": len(ids),
+        "unscored": unscored,
+        "method": method,
+        "classes": classes,
+        **_summary(cf),
+    }
+    (out / "metrics.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    reliability_diagram(
+        cf.y,
+        {"before": cf.before, f"after {method} (held out)": cf.after},
+        out / "calibration.png",
+        title=f"{source} against {human}",
+    )
+    _print(console, cf, f"{method} calibration of {source} against {human}")
+    console.print(f"{len(ids)} items; wrote {out}/calibration.json, labels.jsonl ({new_source})")
+    return summary
+
+
+def calibrate_command(
+    paths: Sequence[Path],
+    *,
+    human: str,
+    method: str,
+    out_dir: Path | None,
+    source: str | None,
+    items: Path | None,
+    group_by: str | None,
+    n_splits: int,
+    n_boot: int,
+    seed: int,
+    console: Console,
+) -> dict[str, Any]:
+    """Dispatch ``tinyjudge calibrate`` to the model-directory or the label-source form."""
+    kw = {
+        "method": method,
+        "group_by": group_by,
+        "n_splits": n_splits,
+        "n_boot": n_boot,
+        "seed": seed,
+        "console": console,
+    }
+    if source is not None:
+        if out_dir is None:
+            raise TinyjudgeError("--source needs --out DIR for the calibrated labels")
+        return calibrate_source(
+            paths, source=source, human=human, out_dir=out_dir, items_path=items, **kw
+        )
+    if len(paths) < 3:
+        raise TinyjudgeError(
+            "expected MODEL_DIR ITEMS LABELS... (or LABELS... --source SOURCE for a label "
+            f"source's probs), got {len(paths)} path(s)"
+        )
+    if items is not None:
+        raise TinyjudgeError("ITEMS is the second argument here; --items is for --source")
+    model_dir, items_path, *labels = paths
+    return calibrate_model(model_dir, items_path, labels, human=human, out_dir=out_dir, **kw)

@@ -1,0 +1,124 @@
+"""``tinyjudge calibrate`` on a real distilled model and on a judge's labels (XSTest sample)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tinyjudge.calibrate import TemperatureScaling, load_calibrator
+from tinyjudge.datasets.importers import run_import
+from tinyjudge.datasets.jsonl import read_items, read_labels, write_jsonl
+from tinyjudge.distill import distill, load_model
+
+
+def _tinyjudge(*args: str | Path) -> subprocess.CompletedProcess:
+    script = Path(sys.executable).with_name("tinyjudge")
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "tinyjudge.cli"]
+    return subprocess.run([*cmd, *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def xs_files(xstest_sample: Path, tmp_path: Path) -> tuple[Path, Path]:
+    result = run_import("xstest", xstest_sample)
+    write_jsonl(tmp_path / "items.jsonl", result.items)
+    write_jsonl(tmp_path / "labels.jsonl", result.labels)
+    return tmp_path / "items.jsonl", tmp_path / "labels.jsonl"
+
+
+@pytest.fixture
+def model_dir(xs_files, tmp_path: Path) -> Path:
+    items_path, labels_path = xs_files
+    res = distill(
+        read_items(items_path), read_labels(labels_path), "judge:gpt-4", "compliance",
+        group_by="metadata.prompt_id",
+    )  # fmt: skip
+    return res.model.save(tmp_path / "rm")
+
+
+def test_calibrate_model_dir_then_load_applies_it(
+    xs_files, model_dir: Path, tmp_path: Path
+) -> None:
+    items_path, labels_path = xs_files
+    out = tmp_path / "rm-cal"
+    proc = _tinyjudge(
+        "calibrate", model_dir, items_path, labels_path, "--human", "human:final",
+        "--method", "temperature", "--group-by", "metadata.prompt_id", "--n-boot", "50",
+        "--out", out,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "ECE" in proc.stdout
+    assert not (model_dir / "calibration.json").exists()  # the original is left alone
+    state = json.loads((out / "calibration.json").read_text())
+    assert state["method"] == "temperature"
+    assert state["classes"] == ["full_compliance", "full_refusal", "partial_refusal"]
+    card = (out / "README.md").read_text()
+    assert card.count("## Calibration against people") == 1
+    assert "| ECE (equal-width) |" in card and "calibration.png" in card
+    assert (out / "calibration.png").read_bytes()[:4] == b"\x89PNG"
+    # load_model applies the calibrator: calibrated = calibrator(raw)
+    items = read_items(items_path)[:40]
+    raw = load_model(out, calibrated=False).predict_proba(items)
+    cooked = load_model(out).predict_proba(items)
+    cal = load_calibrator(out)
+    assert isinstance(cal, TemperatureScaling)
+    assert np.allclose(cooked, cal.predict_proba(raw), atol=1e-9)
+    assert np.allclose(cooked.sum(axis=1), 1.0) and not np.allclose(cooked, raw)
+    # calibrating again replaces the card's section instead of stacking a second one
+    proc = _tinyjudge(
+        "calibrate", out, items_path, labels_path, "--human", "human:final",
+        "--method", "isotonic", "--n-boot", "20",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    card = (out / "README.md").read_text()
+    assert card.count("## Calibration against people") == 1 and "`isotonic` scaling" in card
+
+
+def test_calibrate_a_judge_source_writes_honest_calibrated_labels(xs_files, tmp_path) -> None:
+    items_path, labels_path = xs_files
+    out = tmp_path / "judge-cal"
+    proc = _tinyjudge(
+        "calibrate", labels_path, "--source", "judge:gpt-4", "--human", "human:final",
+        "--items", items_path, "--group-by", "metadata.prompt_id", "--n-boot", "50",
+        "--out", out,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["after"]["ece"]["value"] < metrics["before"]["ece"]["value"]
+    assert metrics["after"]["brier"]["value"] < metrics["before"]["brier"]["value"]
+    new = read_labels(out / "labels.jsonl")
+    assert {lab.source for lab in new} == {"judge:gpt-4+temperature"}
+    judge = [lab for lab in read_labels(labels_path) if lab.source == "judge:gpt-4"]
+    assert len(new) == len(judge)  # unscored verdicts are carried over, still unscored
+    assert sum(lab.status != "ok" for lab in new) == sum(lab.status != "ok" for lab in judge)
+    soft = [lab for lab in new if lab.status == "ok"]
+    assert all(abs(sum(lab.probs.values()) - 1) < 1e-9 for lab in soft)
+    assert all(max(lab.probs.values()) < 1.0 for lab in soft)  # no longer one-hot
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (["--human", "human:final", "--method", "beta"], "unknown calibration method 'beta'"),
+        (["--human", "human:nobody"], "no labels from human source 'human:nobody'"),
+    ],
+    ids=["method", "human"],
+)
+def test_calibrate_cli_errors_are_one_line(xs_files, model_dir, args, match: str) -> None:
+    items_path, labels_path = xs_files
+    proc = _tinyjudge("calibrate", model_dir, items_path, labels_path, *args)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and match in lines[0]
+
+
+def test_calibrate_cli_usage_errors(xs_files, tmp_path: Path) -> None:
+    _, labels_path = xs_files
+    proc = _tinyjudge("calibrate", labels_path, "--human", "human:final")
+    assert proc.returncode == 2 and "expected MODEL_DIR ITEMS LABELS" in proc.stderr
+    proc = _tinyjudge("calibrate", labels_path, "--human", "human:final", "--source", "judge:x")
+    assert proc.returncode == 2 and "--source needs --out" in proc.stderr
