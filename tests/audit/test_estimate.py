@@ -109,6 +109,28 @@ def test_stratified_by_hand() -> None:
     assert (est.n, est.N, est.method) == (4, 4, "stratified")
 
 
+def test_compare_rates_by_hand() -> None:
+    # A: PPI (lam = 1) as in test_ppi_mean_by_hand: 0.85, se 0.35.
+    # B: y = [0, 0, 1, 0] on f = [0, 0, 1, 1], unlabelled f = [0, 0]: 0 + mean([0, 0, 0, -1])
+    #    = -0.25; var(resid) = 0.25 -> se^2 = 0.25/4 + 0 = 0.0625
+    # difference 1.1, se = sqrt(0.1225 + 0.0625); human-only: Newcombe on 3/4 vs 1/4.
+    nan = np.nan
+    a = compare_rates([1, 0, 1, 0, 1, 1, 0, 0, 1], [1, 0, 1, 1, nan, nan, nan, nan, nan],
+                      [0, 0, 1, 1, 0, 0], [0, 0, 1, 0, nan, nan], method="ppi")  # fmt: skip
+    assert a.estimate.estimate == pytest.approx(1.1)
+    assert a.estimate.se == pytest.approx(math.sqrt(0.1225 + 0.0625))
+    ref = newcombe_difference([1, 0, 1, 1], [0, 0, 1, 0])
+    assert a.human_only.ci == pytest.approx(ref.ci)
+    # The stratified design compares the bin-weighted human means on the human-only side.
+    cheap = [0.1, 0.1, 0.1, 0.1, 0.9, 0.9, 0.9, 0.9]
+    human = [0, 1, nan, nan, 1, 1, nan, nan]
+    s = compare_rates(cheap, human, cheap, [0, 0, nan, nan, 1, 0, nan, nan], method="stratified")
+    one = stratified_ppi_mean(cheap, human, use_cheap=False)
+    assert s.a.human_only.estimate == pytest.approx(one.estimate)
+    assert s.estimate.estimate == pytest.approx(s.a.rate - s.b.rate)
+    assert s.human_only.estimate == pytest.approx(s.a.human_only.estimate - s.b.human_only.estimate)
+
+
 def test_z_value() -> None:
     assert z_value(0.9) == pytest.approx(1.6448536269514722)
     assert z_value(0.95) == pytest.approx(1.959963984540054)
