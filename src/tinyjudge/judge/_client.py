@@ -184,7 +184,7 @@ class Caller:
                 reason = "timed out"
             except openai.APIConnectionError as e:
                 reason = f"connection failed: {redact(str(e.__cause__ or e), self.secret)[:200]}"
-            except (openai.APIResponseValidationError, _Malformed, ValueError, AttributeError) as e:
+            except (openai.APIResponseValidationError, _Malformed, ValueError) as e:
                 reason = f"malformed response: {redact(str(e), self.secret)[:200]}"
             if attempt >= self.max_retries:
                 return CallFailed(f"{reason} (after {attempt} retries)", attempt)
