@@ -35,14 +35,14 @@ FAULTS = [
     ("unavailable", Fault("status", 503)),
     ("not_json", Fault("garbage")),
     ("dropped_connection", Fault("drop")),
-    ("too_slow", Fault("slow", delay=1.5, then=OK)),
+    ("too_slow", Fault("slow", delay=3.0, then=OK)),
 ]
 
 
 @pytest.mark.parametrize("fault", [f[1] for f in FAULTS], ids=[f[0] for f in FAULTS])
 def test_a_fault_is_retried_then_succeeds(serve, compliance, fault: Fault) -> None:
     srv = serve(faulty(fault, times=2))
-    judge = Judge(compliance, "m", base_url=srv.base_url, backoff=0.01, timeout=0.5, max_retries=3)
+    judge = Judge(compliance, "m", base_url=srv.base_url, backoff=0.01, timeout=1.0, max_retries=3)
     labels = judge.run([single(1), single(2)])
     assert [lab.label for lab in labels] == ["full_refusal", "full_refusal"]
     assert srv.calls_by_item == {"it-1": 3, "it-2": 3}
@@ -64,7 +64,7 @@ def test_a_fault_that_persists_leaves_the_item_unscored(
         "m",
         base_url=srv.base_url,
         backoff=0.01,
-        timeout=0.5,
+        timeout=1.0,
         max_retries=2,
         cache=cache,
     )
