@@ -1,0 +1,111 @@
+"""The notebooks in notebooks/ run end to end in this venv's kernel, and are committed clean.
+
+Each notebook is executed with nbclient in a kernel started from this interpreter
+(an explicit kernelspec pointing at ``sys.executable``, so that a ``python3``
+kernel registered elsewhere on the machine can never be picked up instead). A
+cell that raises fails the test with that cell's error. The notebooks write
+their files under ``TINYJUDGE_RUNS`` (here a temporary folder), and read
+``TINYJUDGE_SHARED_DATA`` as ``tests/conftest.py`` does.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOK_DIR = REPO / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+KERNEL = "tinyjudge-test"
+# Notebooks that read ../shared/data; each must also run, skipping what is absent, without it.
+USES_SHARED_DATA = ("02_audit_a_judge.ipynb", "03_cheap_scoring.ipynb")
+
+
+@pytest.fixture
+def kernel_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A kernelspec for this interpreter, and a scratch folder for the notebooks' files."""
+    spec = tmp_path / "jupyter" / "kernels" / KERNEL
+    spec.mkdir(parents=True)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    kernel_json = {"argv": argv, "display_name": "tinyjudge test", "language": "python"}
+    (spec / "kernel.json").write_text(json.dumps(kernel_json))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    runs = tmp_path / "runs"
+    monkeypatch.setenv("TINYJUDGE_RUNS", str(runs))
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    return runs
+
+
+def execute(path: Path) -> nbformat.NotebookNode:
+    """Run every cell of ``path`` in the test kernel; fail with the first cell error."""
+    nb = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(
+        nb,
+        kernel_name=KERNEL,
+        timeout=300,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    try:
+        client.execute()
+    except nbclient.exceptions.CellExecutionError as e:
+        pytest.fail(f"{path.name}: a cell raised\n{e}", pytrace=False)
+    return nb
+
+
+def outputs(nb: nbformat.NotebookNode, kind: str) -> list[str]:
+    """The text of every output of one kind (``stream`` text or a MIME type) in the notebook."""
+    found = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if kind == "stream" and out["output_type"] == "stream":
+                found.append(out["text"])
+            elif kind in out.get("data", {}):
+                found.append(out["data"][kind])
+    return found
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_committed_notebook_has_no_outputs(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code, f"{path.name} has no code cells"
+    dirty = [i for i, c in enumerate(code) if c.outputs or c.execution_count is not None]
+    assert not dirty, f"{path.name}: code cells {dirty} carry outputs; strip them before committing"
+    assert nb.metadata["kernelspec"]["name"] == "python3"
+
+
+def test_kernel_runs_this_interpreter(kernel_env: Path, tmp_path: Path) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell("import sys; print(sys.executable)"))
+    path = tmp_path / "probe.ipynb"
+    nbformat.write(nb, path)
+    ran = execute(path)
+    assert outputs(ran, "stream") == [sys.executable + "\n"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs(path: Path, kernel_env: Path) -> None:
+    nb = execute(path)
+    assert outputs(nb, "image/png"), f"{path.name} drew no plot"
+    assert outputs(nb, "text/html"), f"{path.name} showed no table"
+    assert kernel_env.is_dir() and any(kernel_env.iterdir()), (
+        "it wrote nothing under TINYJUDGE_RUNS"
+    )
+
+
+@pytest.mark.parametrize("name", [n for n in USES_SHARED_DATA if (NOTEBOOK_DIR / n).exists()])
+def test_notebook_runs_without_shared_data(
+    name: str, kernel_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TINYJUDGE_SHARED_DATA", str(tmp_path / "absent"))
+    nb = execute(NOTEBOOK_DIR / name)
+    text = "".join(outputs(nb, "stream"))
+    # Each section that needs the absent data says so, naming where it looked.
+    assert f"not present at {tmp_path / 'absent'}" in text, text[-2000:]
