@@ -190,3 +190,22 @@ def test_audit_cli_user_errors_are_one_line(xstest_files, tmp_path: Path) -> Non
         proc.stderr.strip().splitlines() == [proc.stderr.strip().splitlines()[0]]
         and "no labels from reference 'human:nobody'" in proc.stderr
     )
+
+
+def test_report_on_llmbar_runs_the_bias_probes(shared_data: Path, tmp_path: Path) -> None:
+    imported = run_import("llmbar", shared_data / "llmbar")
+    report = build_report(
+        imported.labels, imported.items, reference="human:gold", n_boot=50,
+        slice_by=["metadata.subset"],
+    )  # fmt: skip
+    bias = report.data["bias"]
+    judges = {s for s in report.data["meta"]["sources"] if s.startswith("judge:")}
+    assert set(bias["position"]) == judges  # every judge was asked in both orders
+    for source, fig in bias["position"].items():
+        labs = [lab for lab in imported.labels if lab.source == source]
+        both = [lab for lab in labs if lab.orders and None not in lab.orders.values()]
+        flips = sum(lab.orders["ab"] != lab.orders["ba"] for lab in both)
+        assert fig["n_flips"] == flips and fig["n"] == len(both)
+    write_report(report, tmp_path / "llmbar.html")
+    page = (tmp_path / "llmbar.html").read_text()
+    assert "<h3>Position bias</h3>" in page and "<h3>Verbosity bias</h3>" in page

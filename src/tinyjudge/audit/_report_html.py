@@ -200,7 +200,8 @@ HOW = {
     "label; lower is better for all. The cross-fitted column shows what calibration would "
     "give on items it was not fitted on (fitted on the other folds{cluster_short}). A source "
     "whose probabilities are all 0 or 1 (one-hot) has no reliability plot: all its "
-    "predictions sit in the top bin.",
+    "predictions sit in the top bin. ECE is biased upwards on small samples, so when it is "
+    "near 0 its interval can lie above the estimate.",
 }
 
 
@@ -233,12 +234,83 @@ def _calibration(data: dict[str, Any], figures: dict[str, bytes]) -> str:
     return "\n".join(out)
 
 
-def _bias(bias: dict[str, Any]) -> str:
-    if not bias or set(bias) == {"note"}:
-        return f"<p class='muted'>{escape(str(bias.get('note', 'No bias probes applied.')))}</p>"
-    import json
+BIAS_HOW = {
+    "position": "A pairwise judge is asked twice, with the two responses swapped. The "
+    "<b>flip rate</b> is the share of pairs where its two verdicts disagree (0 for a judge "
+    "blind to position). Among flips between a and b, the <b>first-position share</b> says "
+    "how often each order picked the response shown first: 0.5 is no direction, above 0.5 a "
+    "preference for whatever is shown first.",
+    "verbosity": "Among pairs with a verdict and responses of different length, how often "
+    "the <b>longer</b> response won, beside the same share for the reference on the same "
+    "pairs; the <b>excess</b> is the length preference beyond the reference's.",
+    "self_consistency": "How often two samples of the judge on the same item agree "
+    "(<b>agreement</b>), the share of items where all samples agree, and Fleiss' kappa "
+    "across samples. A judge that disagrees with itself cannot agree well with anyone.",
+}
+BIAS_COLUMNS = {
+    "position": [
+        ("pairs", "n", None),
+        ("flip rate", "flip_rate", "ci"),
+        ("flips", "n_flips", None),
+        ("first-position share", "first_share", "first_ci"),
+        ("unscored", "n_unscored", None),
+    ],
+    "verbosity": [
+        ("pairs", "n", None),
+        ("longer wins", "longer_win_rate", "ci"),
+        ("reference", "reference_rate", None),
+        ("excess", "excess", "excess_ci"),
+        ("pairs compared", "n_paired", None),
+    ],
+    "self_consistency": [
+        ("items", "n", None),
+        ("samples per item", "mean_samples", None),
+        ("agreement", "agreement", "ci"),
+        ("unanimous", "unanimous", None),
+        ("Fleiss' kappa", "kappa", None),
+        ("unparsed", "n_unparsed", None),
+    ],
+}
 
-    return f"<pre>{escape(json.dumps(bias, indent=2, ensure_ascii=False))}</pre>"
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return _f(value)
+    return "–" if value is None else escape(str(value))
+
+
+def _bias(bias: dict[str, Any]) -> str:
+    out = []
+    for probe, columns in BIAS_COLUMNS.items():
+        per_source = bias.get(probe) or {}
+        if not per_source:
+            continue
+        title = probe.replace("_", "-").capitalize()
+        out.append(
+            f"<h3>{title} bias</h3>" if probe != "self_consistency" else "<h3>Self-consistency</h3>"
+        )
+        out.append(f"<div class='how'>{BIAS_HOW[probe]}</div>")
+        head = "".join(f"<th>{name}</th>" for name, _, _ in columns)
+        out.append(f"<table><tr><th class='l'>source</th>{head}</tr>")
+        for source, fig in per_source.items():
+            cells = "".join(
+                f"<td>{_cell(fig.get(key))}{_ci(fig.get(ci)) if ci else ''}</td>"
+                for _, key, ci in columns
+            )
+            out.append(f"<tr><td class='l'>{escape(source)}</td>{cells}</tr>")
+        out.append("</table>")
+    if not out:
+        out.append(
+            "<p class='muted'>No probe applies to these labels: position bias needs "
+            "pairwise labels judged in both orders, verbosity bias pairwise items, "
+            "self-consistency several samples per item.</p>"
+        )
+    notes = bias.get("notes") or ([bias["note"]] if bias.get("note") else [])
+    if notes:
+        out.append(
+            "<ul class='muted'>" + "".join(f"<li>{escape(str(n))}</li>" for n in notes) + "</ul>"
+        )
+    return "\n".join(out)
 
 
 def render_html(report: Any) -> str:

@@ -210,10 +210,10 @@ def _calibration(table, reference, source, order, group_of, boot, method, figure
 
 
 def bias_section(labels: Sequence[Label], items: Sequence[Item] | None, **kw: Any) -> dict:
-    """The bias probes that apply to these labels, from ``tinyjudge.audit.bias`` when present.
+    """The bias probes that apply to these labels: ``tinyjudge.audit.bias.bias_report``.
 
-    Hook: the bias module is built separately; if it offers ``bias_report(labels,
-    items, **kw) -> dict`` (JSON-ready), its result is the report's ``bias`` section.
+    Position bias needs both-order pairwise labels, verbosity bias pairwise items,
+    self-consistency repeated samples; sources without them get no probe.
     """
     try:
         from tinyjudge.audit import bias
@@ -324,7 +324,7 @@ def build_report(
         if got is not None:
             calib[s] = got
     data["calibration"] = calib
-    data["bias"] = bias_section(labels, items, reference=reference, group_by=group_by)
+    data["bias"] = bias_section(labels, items, reference=reference, group_by=group_by, **boot)
     return AuditReport(data, figures)
 
 
