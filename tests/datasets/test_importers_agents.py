@@ -378,3 +378,28 @@ def test_tau_bench_reward_that_is_not_0_or_1_is_unscored(tmp_path: Path) -> None
     result = import_tau_bench(src)
     assert [lab.status for lab in result.labels] == ["ok", "unscored"]
     assert "reward 0.5 is not 0 or 1" in (result.labels[1].reason or "")
+
+
+@pytest.mark.parametrize(
+    ("name", "n_items", "source"),
+    [("sycon", 4000, "judge:gpt-4o"), ("who_and_when", 126, "human:who_and_when"),
+     ("tau_bench", 200, "rule:reward")],
+    ids=["sycon", "who_and_when", "tau_bench"],
+)  # fmt: skip
+def test_cli_import(
+    shared_data: Path, tmp_path: Path, name: str, n_items: int, source: str
+) -> None:
+    import subprocess
+    import sys
+
+    out = tmp_path / name
+    done = subprocess.run(
+        [sys.executable, "-m", "tinyjudge.cli", "import", name, str(shared_data / name),
+         "--out", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert f"{name}: {n_items} items, {n_items} labels" in done.stdout
+    assert source in done.stdout
+    assert len(read_items(out / "items.jsonl")) == n_items
+    assert {lab.source for lab in read_labels(out / "labels.jsonl")} == {source}
