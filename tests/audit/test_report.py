@@ -93,7 +93,14 @@ def test_report_figures_match_the_statistics(xstest_files, tmp_path: Path) -> No
         assert row["kappa"] == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
     assert data["raters"][0]["sources"] == ["human:annotator_1", "human:annotator_2"]
     assert data["calibration"]["judge:gpt-4"]["one_hot"] is True
+    assert "human:annotator_1" not in data["calibration"]  # plain human verdicts: no confidence
     assert "bias" in data
+    # the refusal rate (the rubric's positive labels) from each cheap source plus the people
+    est = data["estimates"]["sources"]["judge:gpt-4"]
+    refusals = sum(lab in ("full_refusal", "partial_refusal") for lab in paired.a)
+    assert est["overall"]["n_human"] == paired.n
+    assert est["overall"]["human_only"] == pytest.approx(refusals / paired.n)
+    assert sorted(est["groups"]) == sorted(by_model)
 
 
 def test_report_renders_self_contained_html_and_json(xstest_files, tmp_path: Path) -> None:
@@ -118,7 +125,9 @@ def test_report_renders_self_contained_html_and_json(xstest_files, tmp_path: Pat
     assert len(images) >= 2  # the kappa forest plot and the soft judge's reliability diagram
     for img in images:
         assert base64.b64decode(img)[:8] == b"\x89PNG\r\n\x1a\n"
-    for heading in ("Sources", "Confusion matrices", "By slice", "Calibration", "Bias probes"):
+    headings = ("Sources", "Confusion matrices", "By slice", "Calibration", "Bias probes",
+                "Behaviour rates")  # fmt: skip
+    for heading in headings:
         assert f"<h2>{heading}" in page
     assert page.count("class='how'") >= 5  # every table says how to read it
 

@@ -313,6 +313,61 @@ def _bias(bias: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def _estimates(est: dict[str, Any]) -> str:
+    sources = est.get("sources") or {}
+    out = []
+    if sources:
+        first = next(iter(sources.values()))
+        out.append(
+            "<div class='how'>How often the rubric's behaviour occurs (its <i>positive</i> "
+            f"labels), estimated two ways at {first['level']:.0%} confidence: from the "
+            "reference labels alone, and by prediction-powered inference (PPI), which adds a "
+            "cheap source's labels on every item and corrects them with the reference labels, "
+            "so its interval stays valid however biased the cheap source is. <b>Blind</b> is "
+            "the rate the cheap source alone would report; <b>gain</b> is how many times more "
+            "reference labels the reference-only interval would need to be as narrow.</div>"
+        )
+        out.append(
+            "<table><tr><th class='l'>cheap source</th><th>items</th><th>reference labels</th>"
+            "<th>PPI rate</th><th>reference only</th><th>blind</th><th>gain</th></tr>"
+        )
+        for source, r in sources.items():
+            o = r["overall"]
+            out.append(
+                f"<tr><td class='l'>{escape(source)}</td><td>{o['n_items']}</td>"
+                f"<td>{o['n_human']}</td><td>{_f(o['rate'])}{_ci(o['ci'])}</td>"
+                f"<td>{_f(o['human_only'])}{_ci(o['human_only_ci'])}</td>"
+                f"<td>{_f(o['cheap_mean'])}</td><td>{_f(o.get('gain'), 2)}</td></tr>"
+            )
+        out.append("</table>")
+        if est.get("by"):
+            groups = list(dict.fromkeys(g for r in sources.values() for g in r["groups"]))
+            head = "".join(f"<th>{escape(s)}</th>" for s in sources)
+            out.append(
+                f"<h3>PPI rate by <code>{escape(est['by'])}</code> (reference only in "
+                f"brackets below)</h3><table><tr><th class='l'>{escape(est['by'])}</th>{head}</tr>"
+            )
+            for g in groups:
+                cells = []
+                for r in sources.values():
+                    x = r["groups"].get(g)
+                    cells.append(
+                        "<td>–</td>"
+                        if x is None
+                        else f"<td>{_f(x['rate'])}{_ci(x['ci'], 2)}<br><span class='ci'>"
+                        f"{_f(x['human_only'])}{_ci(x['human_only_ci'], 2)}</span></td>"
+                    )
+                out.append(f"<tr><td class='l'>{escape(g)}</td>{''.join(cells)}</tr>")
+            out.append("</table>")
+    else:
+        out.append("<p class='muted'>No cheap source to estimate with.</p>")
+    if est.get("notes"):
+        out.append(
+            "<ul class='muted'>" + "".join(f"<li>{escape(n)}</li>" for n in est["notes"]) + "</ul>"
+        )
+    return "\n".join(out)
+
+
 def render_html(report: Any) -> str:
     """The whole page for an :class:`~tinyjudge.audit.report.AuditReport`."""
     data, figures = report.data, report.figures
@@ -387,6 +442,8 @@ def render_html(report: Any) -> str:
     h.append(f"<div class='how'>{HOW['calibration'].format(cluster_short=short)}</div>")
     h.append(_calibration(data, figures))
     h.append("<h2>Bias probes</h2>" + _bias(data.get("bias") or {}))
+    if data.get("estimates"):
+        h.append("<h2>Behaviour rates</h2>" + _estimates(data["estimates"]))
     h.append(
         "<p class='muted'>The same figures, for machines, are in the JSON written beside "
         "this page (<code>tinyjudge audit --json</code>).</p></body></html>"

@@ -27,7 +27,7 @@ from tinyjudge.audit._pairs import index_labels, pair_labels, ratings_matrix
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label
 
-__all__ = ["AuditReport", "build_report", "write_report", "bias_section"]
+__all__ = ["AuditReport", "build_report", "write_report", "bias_section", "estimates_section"]
 
 Table = dict[str, dict[str, Label]]
 
@@ -182,6 +182,8 @@ def _calibration(table, reference, source, order, group_of, boot, method, figure
     if p.n == 0 or not any(table[source][i].probs for i in p.item_ids):
         return None
     P = probs_matrix([table[source][i] for i in p.item_ids], order)
+    if source.startswith("human:") and is_one_hot(P):
+        return None  # a person's plain verdicts say nothing about confidence
     y = encode(p.a, order, reference)
     groups = [group_of(i) for i in p.item_ids]
     kw = {"groups": groups, "n_boot": boot["n_boot"], "seed": boot["seed"]}
@@ -223,6 +225,36 @@ def bias_section(labels: Sequence[Label], items: Sequence[Item] | None, **kw: An
     if fn is None:
         return {"note": "tinyjudge.audit.bias has no bias_report(); probes not run"}
     return fn(labels, items, **kw)
+
+
+def estimates_section(
+    labels: Sequence[Label],
+    items: Sequence[Item] | None,
+    *,
+    reference: str,
+    cheap: Sequence[str],
+    by: str | None,
+    level: float,
+    seed: int,
+) -> dict[str, Any]:
+    """The rate of the rubric's behaviour from each cheap source plus the reference (PPI).
+
+    Uses :func:`tinyjudge.audit.estimate.estimate_rates`; a source it cannot use
+    (no rubric with ``positive`` labels, too few reference labels) gets a note.
+    """
+    from tinyjudge.audit.estimate import estimate_rates
+
+    out: dict[str, Any] = {"by": by, "level": level, "sources": {}, "notes": []}
+    for source in cheap:
+        try:
+            rep = estimate_rates(
+                labels, items, cheap=source, human=reference, by=by, level=level, seed=seed
+            )
+        except TinyjudgeError as e:
+            out["notes"].append(f"{source}: no estimate ({e})")
+            continue
+        out["sources"][source] = rep.to_dict()
+    return out
 
 
 def build_report(
@@ -325,6 +357,10 @@ def build_report(
             calib[s] = got
     data["calibration"] = calib
     data["bias"] = bias_section(labels, items, reference=reference, group_by=group_by, **boot)
+    data["estimates"] = estimates_section(
+        labels, items, reference=reference, by=slice_by[0] if slice_by else None,
+        cheap=[s for s in others if not s.startswith("human:")], level=level, seed=seed,
+    )  # fmt: skip
     return AuditReport(data, figures)
 
 
