@@ -128,15 +128,38 @@ def test_bad_answers_are_refused_and_change_nothing(labels: Path, item_id, label
     assert labels.read_bytes() == before and store.answers() == []
 
 
-def test_a_lost_export_is_repaired_by_the_next_one(labels: Path):
+def test_export_repairs_a_file_that_disagrees_with_the_store(labels: Path):
     original = labels.read_bytes()
     store = LabelStore(labels, RUBRIC)
     _answer(store, "ann", "i1", "full_refusal")
     store.close()
-    labels.write_bytes(original)  # as if the process died between commit and export
+    labels.write_bytes(original)  # the answer's line lost (a restore from a backup, say)
+    with labels.open("a") as fh:  # and a line whose commit never happened
+        fh.write(Label(item_id="i7", rubric="compliance", source="human:ann", label="full_refusal")
+                 .model_dump_json() + "\n")  # fmt: skip
     again = LabelStore(labels, RUBRIC)
     assert again.export() == 1
-    assert [lab.label for lab in read_labels_of(labels, "human:ann")] == ["full_refusal"]
+    assert [lab.item_id for lab in read_labels_of(labels, "human:ann")] == ["i1"]
+    assert labels.read_bytes().startswith(original)
+
+
+def test_a_registered_reviewer_owns_their_source_before_the_first_answer(labels: Path):
+    store = LabelStore(labels, RUBRIC)
+    store.register("cat")
+    with labels.open("a") as fh:  # appended, then the process died before the commit
+        fh.write(Label(item_id="i1", rubric="compliance", source="human:cat", label="full_refusal")
+                 .model_dump_json() + "\n")  # fmt: skip
+    assert store.foreign_labels("cat") == 0
+    store.export()
+    assert read_labels_of(labels, "human:cat") == []
+
+
+def test_an_answer_appended_to_a_file_without_a_final_newline_stays_a_line(labels: Path):
+    labels.write_bytes(labels.read_bytes().rstrip(b"\n"))
+    store = LabelStore(labels, RUBRIC)
+    _answer(store, "ann", "i1", "full_refusal")
+    assert _lines(labels)[-2] == "{not json, kept as it is}"
+    assert json.loads(_lines(labels)[-1])["source"] == "human:ann"
 
 
 def test_foreign_labels_of_the_same_name_are_detected(labels: Path):

@@ -175,7 +175,8 @@ def open_session(
             f"{labels_path} already holds {foreign} labels from human:{reviewer} for rubric "
             f"{rub.id!r} that were not made on this page; choose another --as name"
         )
-    store.export()  # repairs an export cut short by a crash
+    store.register(reviewer)
+    store.export()  # repairs a file that disagrees with the store (a crash, a hand edit)
     return LabelSession(by_id, ids, rub, reviewer, store, selector, machine, source, budget)
 
 

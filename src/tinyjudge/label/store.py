@@ -1,11 +1,13 @@
 """Durable storage of a reviewer's answers: SQLite in WAL mode, exported to the labels file.
 
 Every answer is committed before the HTTP response leaves (``synchronous=FULL``), so
-closing the browser or killing the server loses nothing. The labels file is then
-rewritten atomically with the store's current human labels next to everything else
-it holds, so ``tinyjudge calibrate`` and ``tinyjudge audit`` read them with no
-conversion. A crash between the commit and the export is repaired by the next
-:meth:`LabelStore.export`, which the app runs at start.
+closing the browser or killing the server loses nothing. A new label is also appended
+(and fsynced) to the labels file in the same locked step, so ``tinyjudge calibrate``
+and ``tinyjudge audit`` read it with no conversion; an undo rewrites the file
+atomically instead (:meth:`LabelStore.export`: every other record untouched, then the
+store's live human labels). The app exports at start too, which repairs a file that
+disagrees with the store for any reason (a crash after the append but before the
+commit, a hand edit).
 
 Skips and undone answers stay in SQLite (for the record) but are never exported: a
 skip is the absence of a human answer, not a verdict.
@@ -19,7 +21,7 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal, NamedTuple
@@ -48,6 +50,12 @@ CREATE TABLE IF NOT EXISTS answers (
 -- at most one live answer per reviewer and item: undo frees the slot
 CREATE UNIQUE INDEX IF NOT EXISTS answers_live
     ON answers (reviewer, rubric, item_id) WHERE undone IS NULL;
+-- who labels here: their human: labels in the labels file belong to this store
+CREATE TABLE IF NOT EXISTS reviewers (
+    reviewer TEXT NOT NULL,
+    rubric TEXT NOT NULL,
+    PRIMARY KEY (reviewer, rubric)
+);
 CREATE TABLE IF NOT EXISTS cursor (
     reviewer TEXT NOT NULL,
     rubric TEXT NOT NULL,
@@ -151,13 +159,22 @@ class LabelStore:
         return [Answer(*row) for row in rows]
 
     def reviewers(self) -> list[str]:
-        """Everyone who ever answered this rubric here (undone answers included)."""
+        """Everyone registered to label this rubric here (see :meth:`register`)."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT DISTINCT reviewer FROM answers WHERE rubric = ? ORDER BY reviewer",
+                "SELECT reviewer FROM reviewers WHERE rubric = ? ORDER BY reviewer",
                 (self.rubric.id,),
             ).fetchall()
         return [r[0] for r in rows]
+
+    def register(self, reviewer: str) -> None:
+        """Claim ``human:<reviewer>`` for this rubric: the store now owns those labels in
+        the labels file (check :meth:`foreign_labels` first)."""
+        with self._write() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO reviewers (reviewer, rubric) VALUES (?, ?)",
+                (reviewer, self.rubric.id),
+            )
 
     def current(self, reviewer: str) -> tuple[str, str | None] | None:
         """The item assigned to the reviewer and not yet answered: (item_id, selected_by)."""
@@ -185,7 +202,9 @@ class LabelStore:
         label: str | None,
         note: str | None = None,
     ) -> Answer:
-        """Commit a label (or a skip when ``label`` is None) and export the labels file.
+        """Commit a label (or a skip when ``label`` is None) and append it to the labels file.
+
+        The reviewer is registered (:meth:`register`) on their first answer.
 
         Raises:
             TinyjudgeError: ``item_id`` is not the reviewer's current item (a stale
@@ -197,39 +216,68 @@ class LabelStore:
                 f"{self.rubric.label_names}"
             )
         note = (note or "").strip() or None
-        with self._write() as db:
-            row = db.execute(
-                "SELECT item_id, selected_by FROM cursor WHERE reviewer = ? AND rubric = ?",
-                (reviewer, self.rubric.id),
-            ).fetchone()
-            if row is None or row[0] != item_id:
-                current = row[0] if row else None
-                raise TinyjudgeError(
-                    f"item {item_id!r} is not {reviewer}'s current item ({current!r}); "
-                    "reload the page"
-                )
-            cur = db.execute(
-                "INSERT INTO answers (reviewer, rubric, rubric_hash, item_id, kind, label, note,"
-                " selected_by, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    reviewer,
-                    self.rubric.id,
-                    self.rubric.hash,
-                    item_id,
-                    "skip" if label is None else "label",
-                    label,
-                    note,
-                    row[1],
-                    time.time(),
-                ),
-            )
-            db.execute(
-                "DELETE FROM cursor WHERE reviewer = ? AND rubric = ?", (reviewer, self.rubric.id)
-            )
-            answer_id = int(cur.lastrowid or 0)
-        self.export()
         kind: Literal["label", "skip"] = "skip" if label is None else "label"
-        return Answer(answer_id, reviewer, item_id, kind, label, note, self.rubric.hash)
+        try:
+            with self._write() as db:
+                row = db.execute(
+                    "SELECT item_id, selected_by FROM cursor WHERE reviewer = ? AND rubric = ?",
+                    (reviewer, self.rubric.id),
+                ).fetchone()
+                if row is None or row[0] != item_id:
+                    current = row[0] if row else None
+                    raise TinyjudgeError(
+                        f"item {item_id!r} is not {reviewer}'s current item ({current!r}); "
+                        "reload the page"
+                    )
+                db.execute(
+                    "INSERT OR IGNORE INTO reviewers (reviewer, rubric) VALUES (?, ?)",
+                    (reviewer, self.rubric.id),
+                )
+                cur = db.execute(
+                    "INSERT INTO answers (reviewer, rubric, rubric_hash, item_id, kind, label,"
+                    " note, selected_by, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        reviewer,
+                        self.rubric.id,
+                        self.rubric.hash,
+                        item_id,
+                        kind,
+                        label,
+                        note,
+                        row[1],
+                        time.time(),
+                    ),
+                )
+                db.execute(
+                    "DELETE FROM cursor WHERE reviewer = ? AND rubric = ?",
+                    (reviewer, self.rubric.id),
+                )
+                answer = Answer(
+                    int(cur.lastrowid or 0), reviewer, item_id, kind, label, note, self.rubric.hash
+                )
+                if kind == "label":
+                    # Appended while SQLite's write lock is held: no other process's export
+                    # can run in between, so the file gets the line exactly once, in O(1).
+                    self._append(answer)
+        except TinyjudgeError:
+            raise
+        except BaseException:
+            # The commit or the append failed: make the file match the store again.
+            self.export(also=(reviewer,))
+            raise
+        return answer
+
+    def _append(self, answer: Answer) -> None:
+        line = self.to_label(answer).model_dump_json(exclude_none=True) + "\n"
+        self.labels_path.parent.mkdir(parents=True, exist_ok=True)
+        with self.labels_path.open("a+b") as fh:
+            if fh.seek(0, os.SEEK_END):
+                fh.seek(-1, os.SEEK_END)
+                if fh.read(1) != b"\n":
+                    line = "\n" + line  # a hand-edited file without a final newline
+            fh.write(line.encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
 
     def undo(self, reviewer: str) -> Answer | None:
         """Withdraw the reviewer's latest live answer; its item becomes current again.
@@ -272,7 +320,7 @@ class LabelStore:
 
     def foreign_labels(self, reviewer: str) -> int:
         """How many labels of ``human:<reviewer>`` for this rubric the labels file holds
-        that this store did not write (0 when the reviewer already answered here)."""
+        that this store did not write (0 when the reviewer is registered here)."""
         if reviewer in self.reviewers() or not self.labels_path.exists():
             return 0
         source = f"human:{reviewer}"
@@ -285,22 +333,28 @@ class LabelStore:
             and obj.get("rubric") == self.rubric.id
         )
 
-    def export(self) -> int:
+    def export(self, also: Sequence[str] = ()) -> int:
         """Rewrite the labels file atomically: its other records untouched, in order,
-        then every live human label of this store. Returns the number exported."""
+        then every live human label of this store. Returns the number exported.
+
+        ``also`` names more reviewers whose ``human:`` labels are the store's.
+        """
         with self._write():
             # Holding SQLite's write lock serialises exports of two server processes.
-            sources = {f"human:{r}" for r in self.reviewers()}
+            sources = {f"human:{r}" for r in (*self.reviewers(), *also)}
             keep: list[str] = []
             if self.labels_path.exists():
                 with self.labels_path.open(encoding="utf-8") as fh:
                     for line in fh:
                         if not line.strip():
                             continue
-                        try:
-                            obj = json.loads(line)
-                        except json.JSONDecodeError:
-                            obj = None  # not ours to judge: kept byte for byte
+                        obj = None
+                        # Only a line naming a human source can be ours: parse just those.
+                        if '"human:' in line:
+                            try:
+                                obj = json.loads(line)
+                            except json.JSONDecodeError:
+                                pass  # not ours to judge: kept byte for byte
                         if not self._owned(obj, sources):
                             keep.append(line if line.endswith("\n") else line + "\n")
             mine = [a for a in self.answers() if a.kind == "label"]
