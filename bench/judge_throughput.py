@@ -8,7 +8,10 @@ SQLite commit per judgment). Targets: >= 200/s at concurrency 64 and >= 5,000/s
 cached. Items are XSTest trajectories from the bundled sample (prompts of about
 2,000 tokens with the compliance rubric), recycled with new ids.
 
-    .venv/bin/python bench/judge_throughput.py      (about 40 s)
+    .venv/bin/python bench/judge_throughput.py      (under a minute)
+
+Concurrency 8 and 64 are run ``--repeats`` times on fresh content; the JSON keeps
+every run and the best of each (noise from other processes only slows runs down).
 
 Each row also gives the judge process's own CPU time per judgment, so that a
 rate held down by a busy machine can be told apart from a slow client.
@@ -52,11 +55,11 @@ def _items(n: int) -> list[Item]:
     return [base[i % len(base)].model_copy(update={"id": f"bench-{i}"}) for i in range(n)]
 
 
-def _distinct(items: list[Item]) -> list[Item]:
+def _distinct(items: list[Item], tag: str = "") -> list[Item]:
     # Distinct content per id, so that no two items share a cache key.
     return [
         it.model_copy(update={"messages": [*it.messages[:-1], it.messages[-1].model_copy(
-            update={"content": f"{it.messages[-1].text} [{it.id}]"})]})
+            update={"content": f"{it.messages[-1].text} [{it.id}{tag}]"})]})
         for it in items
     ]  # fmt: skip
 
@@ -102,13 +105,23 @@ def _bare_client(url: str, items: list[Item], conc: int) -> tuple[float, float]:
     return time.perf_counter() - t, time.process_time() - c
 
 
+def _best(rows: list[dict[str, object]]) -> dict[str, float]:
+    """The best of the repeats per run: a busy machine only ever slows a run down."""
+    best: dict[str, float] = {}
+    for r in rows:
+        name, rate = str(r["run"]), float(r["judgments_per_s"])  # type: ignore[arg-type]
+        best[name] = max(best.get(name, 0.0), rate)
+    return best
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--latency", type=float, default=0.02)
     ap.add_argument("--port", type=int, default=18931)
     ap.add_argument("--n1", type=int, default=100, help="items at concurrency 1")
-    ap.add_argument("--n8", type=int, default=600, help="items at concurrency 8")
-    ap.add_argument("--n64", type=int, default=3000, help="items at concurrency 64 (and cached)")
+    ap.add_argument("--n8", type=int, default=300, help="items at concurrency 8")
+    ap.add_argument("--n64", type=int, default=1200, help="items at concurrency 64")
+    ap.add_argument("--repeats", type=int, default=3, help="runs at concurrency 8 and 64")
     args = ap.parse_args()
 
     ready = mp.get_context("fork").Event()
@@ -119,29 +132,38 @@ def main() -> None:
     ready.wait(30)
     url = f"http://127.0.0.1:{args.port}/v1"
     rows = []
+    plan = ((1, args.n1, 1), (8, args.n8, args.repeats), (64, args.n64, args.repeats))
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            for conc, n in ((1, args.n1), (8, args.n8), (64, args.n64)):
-                items = _distinct(_items(n))
-                cache = Path(tmp) / f"c{conc}.sqlite"
-                judge = Judge("compliance", "bench", base_url=url, concurrency=conc, cache=cache)
-                t, c = time.perf_counter(), time.process_time()
-                labels = judge.run(items)
-                dt, cpu = time.perf_counter() - t, time.process_time() - c
-                assert all(lab.label == "full_compliance" for lab in labels)
-                assert judge.summary.calls == n
-                rows.append(_row(f"concurrency {conc}", conc, n, dt, cpu))
-                print(
-                    f"concurrency {conc:>2}: {n} items in {dt:.2f}s = {n / dt:,.0f} judgments/s "
-                    f"(client CPU {cpu / n * 1000:.2f} ms each)"
-                )
-                if conc == 64:
+            for conc, n, repeats in plan:
+                seen: list[Item] = []
+                for rep in range(repeats):
+                    # New content each repeat, so that no repeat is served from a cache.
+                    items = _distinct(_items(n), f"r{rep}")
+                    cache = Path(tmp) / f"c{conc}.sqlite"
+                    judge = Judge(
+                        "compliance", "bench", base_url=url, concurrency=conc, cache=cache
+                    )
                     t, c = time.perf_counter(), time.process_time()
-                    judge.run(items)
+                    labels = judge.run(items)
                     dt, cpu = time.perf_counter() - t, time.process_time() - c
-                    assert judge.summary.calls == 0 and judge.summary.cache_hits == n
-                    rows.append(_row("cached re-run", conc, n, dt, cpu))
-                    print(f"cached re-run: {n} items in {dt:.2f}s = {n / dt:,.0f} judgments/s")
+                    assert all(lab.label == "full_compliance" for lab in labels)
+                    assert judge.summary.calls == n
+                    seen += items
+                    rows.append(_row(f"concurrency {conc}", conc, n, dt, cpu))
+                    print(
+                        f"concurrency {conc:>2}: {n} items in {dt:.2f}s = {n / dt:,.0f} "
+                        f"judgments/s (client CPU {cpu / n * 1000:.2f} ms each)"
+                    )
+                if conc == 64:
+                    # Every item of the repeats again, all from the one cache file.
+                    t, c = time.perf_counter(), time.process_time()
+                    judge.run(seen)
+                    dt, cpu = time.perf_counter() - t, time.process_time() - c
+                    m = len(seen)
+                    assert judge.summary.calls == 0 and judge.summary.cache_hits == m
+                    rows.append(_row("cached re-run", conc, m, dt, cpu))
+                    print(f"cached re-run: {m} items in {dt:.2f}s = {m / dt:,.0f} judgments/s")
                     dt, cpu = _bare_client(url, items, conc)
                     rows.append(_row("bare openai client, same requests", conc, n, dt, cpu))
                     print(f"bare openai client: {n} requests in {dt:.2f}s = {n / dt:,.0f}/s")
@@ -155,6 +177,7 @@ def main() -> None:
         "prompt": "compliance rubric + XSTest sample trajectory (about 2,000 tokens)",
         "targets": {"concurrency 64": 200, "cached re-run": 5000},
         "runs": rows,
+        "best_judgments_per_s": _best(rows),
         "machine": {
             "cpus": os.cpu_count(),
             "load_avg_1m_at_end": round(os.getloadavg()[0], 2),

@@ -14,6 +14,7 @@ import asyncio
 import email.utils
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,19 +88,32 @@ class Caller:
         calls, retries, fallbacks: counters for the run summary.
     """
 
-    client: openai.AsyncOpenAI
+    make_client: Callable[[], openai.AsyncOpenAI]
     model: str
     max_retries: int = 4
     backoff: float = 0.5
     max_backoff: float = 30.0
     top_logprobs: int = 20
-    secret: str | None = None
+    secret: str | None = field(default=None, repr=False)
     mode: int = 0
     calls: int = 0
     retries: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
     fallbacks: list[str] = field(default_factory=list)
+    _client: openai.AsyncOpenAI | None = None
+
+    @property
+    def client(self) -> openai.AsyncOpenAI:
+        """The HTTP client, made on first use (a fully cached run never needs one)."""
+        if self._client is None:
+            self._client = self.make_client()
+        return self._client
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
 
     def _format(self, mode: int, schema: dict[str, Any]) -> dict[str, Any]:
         kind, logprobs = MODES[mode]

@@ -269,11 +269,10 @@ class Judge:
         orders = [["ab", "ba"] if it.is_pairwise else ["ab"] for it in items]
         keys = [[self.key(it, o) for o in os_] for it, os_ in zip(items, orders, strict=True)]
         cached = store.get_many([k for ks in keys for k in ks]) if store else {}
-        client = openai.AsyncOpenAI(
-            api_key=self._key, base_url=self.base_url, max_retries=0, timeout=self.timeout
-        )
         caller = Caller(
-            client,
+            lambda: openai.AsyncOpenAI(
+                api_key=self._key, base_url=self.base_url, max_retries=0, timeout=self.timeout
+            ),
             self.model,
             max_retries=self.max_retries,
             backoff=self.backoff,
@@ -333,7 +332,7 @@ class Judge:
         finally:
             for t in tasks:
                 t.cancel()
-            await client.close()
+            await caller.close()
             if store is not None:
                 store.close()
             self.mode = caller.mode
