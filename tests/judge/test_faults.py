@@ -34,6 +34,8 @@ FAULTS = [
     ("bad_gateway", Fault("status", 502)),
     ("unavailable", Fault("status", 503)),
     ("not_json", Fault("garbage")),
+    ("json_without_choices", Fault("body", body=b'{"object": "chat.completion", "choices": []}')),
+    ("choice_without_message", Fault("body", body=b'{"choices": [{"index": 0}]}')),
     ("dropped_connection", Fault("drop")),
     ("too_slow", Fault("slow", delay=3.0, then=OK)),
 ]

@@ -108,7 +108,8 @@ class Fault:
     """A fault to inject instead of (or before) a reply.
 
     kind: ``status`` (HTTP ``status`` with a JSON error, ``retry_after`` header
-    if set), ``garbage`` (200 with a body that is not JSON), ``drop`` (close
+    if set), ``garbage`` (200 with a body that is not JSON), ``body`` (200 with
+    ``body`` as it is, e.g. JSON that is not a completion), ``drop`` (close
     the connection without answering) or ``slow`` (sleep ``delay`` seconds,
     then answer with ``then``).
     """
@@ -119,6 +120,7 @@ class Fault:
     delay: float = 0.0
     then: Reply | None = None
     message: str = "injected fault"
+    body: bytes = b""
 
 
 Responder = Callable[[Request], "Reply | Fault | str"]
@@ -301,6 +303,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(fault.status, fault.message, headers)
         elif fault.kind == "garbage":
             self._send(200, b"<html>502 upstream said no</html>", ctype="application/json")
+        elif fault.kind == "body":
+            self._send(200, fault.body)
         elif fault.kind == "drop":
             self.close_connection = True
             try:
