@@ -223,10 +223,9 @@ def calibrate_source(
         raise TinyjudgeError(f"no labels from source {source!r}; sources: {sorted(table)}")
     targets, unscored = _human_targets(labels, human)
     mine = {i: lab for i, lab in table[source].items() if lab.status == "ok"}
-    classes = sorted(
-        {c for lab in mine.values() for c in (lab.probs or {lab.label: 1.0})}
-        | set(targets.values())
-    )
+    given = {c for lab in mine.values() for c in (lab.probs or {})}
+    given |= {lab.label for lab in mine.values() if lab.label is not None}
+    classes = sorted(given | set(targets.values()))
     ids = [i for i in mine if i in targets]
     if not ids:
         raise TinyjudgeError(f"no item has both a scored {source} label and a {human} label")
@@ -289,7 +288,7 @@ def calibrate_command(
     console: Console,
 ) -> dict[str, Any]:
     """Dispatch ``tinyjudge calibrate`` to the model-directory or the label-source form."""
-    kw = {
+    kw: dict[str, Any] = {
         "method": method,
         "group_by": group_by,
         "n_splits": n_splits,

@@ -45,7 +45,7 @@ class CrossFitResult(NamedTuple):
 def cross_fit(
     calibrator: BaseCalibrator | str,
     P: Any,
-    y: Sequence[Any],
+    y: Any,
     *,
     classes: Sequence[Any] | None = None,
     groups: Sequence[Any] | None = None,
@@ -95,7 +95,7 @@ def cross_fit(
         cal = clone(base).set_params(classes=None)
         after[test] = cal.fit(P[train], y_idx[train]).predict_proba(P[test])
         fold[test] = f
-    kw = {"groups": groups, "n_boot": n_boot, "seed": seed}
+    kw: dict[str, Any] = {"groups": groups, "n_boot": n_boot, "seed": seed}
     return CrossFitResult(
         base.method,
         y_idx,

@@ -31,11 +31,11 @@ Strategy = Literal["uniform", "quantile"]
 
 
 class ReliabilityCurve(NamedTuple):
-    """Per-bin mean confidence, accuracy and count (empty bins left out)."""
+    """Per-bin mean confidence, accuracy and number of items ``n`` (empty bins left out)."""
 
     confidence: np.ndarray
     accuracy: np.ndarray
-    count: np.ndarray
+    n: np.ndarray
 
 
 def _check(y: Any, P: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -84,7 +84,7 @@ def _curve(y: np.ndarray, P: np.ndarray, n_bins: int, strategy: Strategy) -> Rel
 
 def _ece(y: np.ndarray, P: np.ndarray, n_bins: int = 15, strategy: Strategy = "uniform") -> float:
     curve = _curve(y, P, n_bins, strategy)
-    return float((curve.count * np.abs(curve.accuracy - curve.confidence)).sum() / len(y))
+    return float((curve.n * np.abs(curve.accuracy - curve.confidence)).sum() / len(y))
 
 
 def _mce(y: np.ndarray, P: np.ndarray, n_bins: int = 15, strategy: Strategy = "uniform") -> float:

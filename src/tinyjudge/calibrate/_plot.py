@@ -49,7 +49,7 @@ def reliability_diagram(
         P = np.asarray(P, dtype=float)
         curve = reliability_curve(y, P, n_bins, strategy)
         ece = expected_calibration_error(y, P, n_bins, strategy)
-        sizes = 20 + 180 * curve.count / curve.count.max()
+        sizes = 20 + 180 * curve.n / curve.n.max()
         top.plot(curve.confidence, curve.accuracy, lw=1.2, color=f"C{i}")
         top.scatter(
             curve.confidence, curve.accuracy, s=sizes, marker=markers[i % len(markers)],
