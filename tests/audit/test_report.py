@@ -218,3 +218,21 @@ def test_report_on_llmbar_runs_the_bias_probes(shared_data: Path, tmp_path: Path
     write_report(report, tmp_path / "llmbar.html")
     page = (tmp_path / "llmbar.html").read_text()
     assert "<h3>Position bias</h3>" in page and "<h3>Verbosity bias</h3>" in page
+
+
+def test_report_adds_rank_correlations_when_both_sources_give_scores() -> None:
+    from scipy.stats import kendalltau, spearmanr
+
+    rng = np.random.default_rng(3)
+    labels = []
+    truth = rng.random(80)
+    for i, t in enumerate(truth):
+        for source, noise in (("human:x", 0.1), ("rm:y", 0.3)):
+            s = float(np.clip(t + rng.normal(0, noise), 0, 1))
+            labels.append(Label(item_id=str(i), rubric="r", source=source,
+                                label="yes" if s > 0.5 else "no", score=s))  # fmt: skip
+    row = build_report(labels, reference="human:x", n_boot=20).data["pairs"][0]
+    a = pair_labels(labels, "human:x", "rm:y", value="score")
+    assert row["spearman"] == pytest.approx(spearmanr(a.a, a.b).statistic, abs=1e-12)
+    assert row["kendall"] == pytest.approx(kendalltau(a.a, a.b).statistic, abs=1e-12)
+    assert row["n_scores"] == 80

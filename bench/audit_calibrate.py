@@ -1,0 +1,118 @@
+"""Audit and calibration on the full real data: agreement figures, calibration gains, timings.
+
+1. The audit report on all 1,500 XSTest responses (reference ``human:final``,
+   intervals clustered by prompt, sliced by answering model): each source's n,
+   accuracy and kappa with its interval, GPT-4's kappa per answering model, and
+   how long the report takes.
+2. Cross-fitted calibration (5 folds grouped by prompt) of GPT-4's one-hot
+   XSTest verdicts and of the four LLMBar judges' verdicts against people, for
+   every method: held-out ECE, Brier score and NLL before and after.
+
+Results go to ``bench/results/audit_calibrate.json``.
+
+    nice -n 10 .venv/bin/python bench/audit_calibrate.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from pathlib import Path
+
+from tinyjudge.audit.agreement import pair_labels
+from tinyjudge.audit.report import build_report
+from tinyjudge.calibrate import CALIBRATORS, cross_fit, probs_matrix
+from tinyjudge.datasets.importers import run_import
+
+RESULTS = Path(__file__).parent / "results" / "audit_calibrate.json"
+
+
+def _calibration(labels, items, reference: str, source: str, group_by: str | None) -> dict:
+    by_id = {it.id: it for it in items}
+    p = pair_labels(labels, reference, source)
+    mine = {lab.item_id: lab for lab in labels if lab.source == source}
+    classes = sorted(set(p.a) | {c for i in p.item_ids for c in (mine[i].probs or {})})
+    P = probs_matrix([mine[i] for i in p.item_ids], classes)
+    groups = [by_id[i].get(group_by) or i for i in p.item_ids] if group_by else None
+    out = {"n": p.n, "classes": classes}
+    for method in sorted(CALIBRATORS):
+        r = cross_fit(method, P, p.a, classes=classes, groups=groups, n_boot=200)
+        out[method] = {
+            m: {"before": r.metrics_before[m].estimate, "after": r.metrics_after[m].estimate}
+            for m in ("ece", "brier", "nll")
+        }
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=Path(__file__).parents[2] / "shared" / "data")
+    ap.add_argument("--n-boot", type=int, default=1000)
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    args = ap.parse_args()
+
+    xs = run_import("xstest", args.data / "xstest")
+    t0 = time.perf_counter()
+    report = build_report(
+        xs.labels,
+        xs.items,
+        reference="human:final",
+        group_by="metadata.prompt_id",
+        slice_by=["metadata.answering_model"],
+        n_boot=args.n_boot,
+    )
+    seconds = time.perf_counter() - t0
+    agreement = {
+        r["b"]: {k: r[k] for k in ("n", "unscored", "accuracy", "kappa", "kappa_ci", "alpha")}
+        for r in report.data["pairs"]
+        if r["a"] == "human:final"
+    }
+    per_model = {
+        model: next(r["kappa"] for r in rows if r["b"] == "judge:gpt-4")
+        for model, rows in report.data["slices"]["metadata.answering_model"].items()
+    }
+    print(f"XSTest audit report ({args.n_boot} resamples): {seconds:.1f} s")
+    for source, f in agreement.items():
+        lo, hi = f["kappa_ci"]
+        print(
+            f"  {source:<26} n={f['n']:>5} unscored={f['unscored']:>2} "
+            f"acc={f['accuracy']:.3f} kappa={f['kappa']:.3f} [{lo:.3f}, {hi:.3f}]"
+        )
+    print("  GPT-4 kappa by answering model:", {m: round(k, 3) for m, k in per_model.items()})
+
+    calibration = {
+        "xstest judge:gpt-4": _calibration(
+            xs.labels, xs.items, "human:final", "judge:gpt-4", "metadata.prompt_id"
+        )
+    }
+    lb = run_import("llmbar", args.data / "llmbar")
+    for source in sorted({lab.source for lab in lb.labels if lab.source.startswith("judge:")}):
+        calibration[f"llmbar {source}"] = _calibration(
+            lb.labels, lb.items, "human:gold", source, None
+        )
+    print("cross-fitted calibration, held-out ECE before -> after:")
+    for name, c in calibration.items():
+        cells = ", ".join(
+            f"{m} {c[m]['ece']['before']:.3f}->{c[m]['ece']['after']:.3f}"
+            for m in sorted(CALIBRATORS)
+        )
+        print(f"  {name:<42} n={c['n']:>4} {cells}")
+
+    result = {
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
+        "report_seconds": round(seconds, 2),
+        "n_boot": args.n_boot,
+        "xstest_agreement": agreement,
+        "xstest_gpt4_kappa_by_model": per_model,
+        "calibration": calibration,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2, default=float) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
