@@ -10,7 +10,8 @@ FastAPI, uvicorn and Jinja2 load only when the app is built, not on import.
 
 from __future__ import annotations
 
-from tinyjudge.label.app import LabelSession, check_token, create_app, open_session, serve
+from tinyjudge.label._session import LabelSession, open_session
+from tinyjudge.label.app import check_token, create_app, serve
 from tinyjudge.label.select import Selector, cheap_scores
 from tinyjudge.label.store import Answer, LabelStore, store_path
 

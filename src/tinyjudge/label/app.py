@@ -12,27 +12,21 @@ Content-Security-Policy forbids inline scripts, a second wall behind the escapin
 from __future__ import annotations
 
 import ipaddress
-import os
 import secrets
 import socket
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tinyjudge.datasets.jsonl import read_items, read_labels
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Item, Label
-from tinyjudge.rubric import Rubric, load_rubric
 
-from ._progress import agreement, rate_estimate, verdicts
+from ._progress import verdicts
+from ._session import LabelSession
 from ._view import item_view
-from .select import SelectMode, Selector, cheap_scores
-from .store import LabelStore, check_reviewer
 
-__all__ = ["LabelSession", "create_app", "serve", "is_loopback", "open_session", "check_token"]
+__all__ = ["create_app", "serve", "is_loopback", "check_token"]
 
 _HERE = Path(__file__).resolve().parent
 _STATIC = {"label.js": "text/javascript", "label.css": "text/css"}
@@ -53,131 +47,6 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
-
-
-@dataclass
-class LabelSession:
-    """Everything one reviewer's server needs: items, rubric, store, selector, labels."""
-
-    items: dict[str, Item]
-    item_ids: list[str]
-    rubric: Rubric
-    reviewer: str
-    store: LabelStore
-    selector: Selector
-    labels: list[Label]
-    cheap_source: str | None
-    budget: int | None = None
-
-    # -- state -----------------------------------------------------------------------------
-    def my_answers(self) -> dict[str, str]:
-        """item id -> label, of this reviewer's live labels (skips excluded)."""
-        return {
-            a.item_id: a.label
-            for a in self.store.answers(self.reviewer)
-            if a.kind == "label" and a.label is not None
-        }
-
-    def done(self) -> bool:
-        return self.budget is not None and len(self.my_answers()) >= self.budget
-
-    def current(self) -> str | None:
-        """The item to show: the assigned one, or the selector's next (then assigned)."""
-        cur = self.store.current(self.reviewer)
-        if cur is not None and cur[0] in self.items:
-            return cur[0]
-        if self.done():
-            return None
-        finished = {a.item_id for a in self.store.answers(self.reviewer)}
-        nxt = self.selector.next_item(self.reviewer, finished)
-        if nxt is None:
-            return None
-        self.store.assign(self.reviewer, nxt[0], nxt[1])
-        return nxt[0]
-
-    def progress(self) -> dict[str, Any]:
-        answers = self.store.answers(self.reviewer)
-        mine = self.my_answers()
-        cheap = self.selector.cheap
-        method = "stratified" if self.selector.mode == "active" else "ppi++"
-        est = rate_estimate(self.rubric, self.item_ids, mine, cheap, method)
-        return {
-            "labelled": len(mine),
-            "skipped": sum(a.kind == "skip" for a in answers),
-            "budget": self.budget,
-            "total": len(self.item_ids),
-            "select": self.selector.mode,
-            "cheap_source": self.cheap_source,
-            "positive": self.rubric.positive,
-            "rate": est._asdict() if est else None,
-            "agreement": [a._asdict() for a in agreement(self.labels, self.rubric, mine)],
-        }
-
-
-def open_session(
-    items: str | os.PathLike[str],
-    rubric: str | Rubric,
-    labels: str | os.PathLike[str],
-    reviewer: str,
-    select: SelectMode | None = None,
-    budget: int | None = None,
-    cheap: str | None = None,
-) -> LabelSession:
-    """Load items, rubric and labels, open the store and check everything fits.
-
-    Args:
-        items: the items JSONL file.
-        rubric: a built-in rubric name, a YAML path or a :class:`Rubric`.
-        labels: the labels JSONL file (created when absent); answers are exported to it.
-        reviewer: the reviewer's name; answers get the source ``human:<reviewer>``.
-        select: ``active``, ``random`` or ``sequential``; by default ``active`` when a
-            cheap source exists, else ``random``.
-        budget: stop after this many labels by this reviewer.
-        cheap: the judge or reward-model source that drives active selection.
-
-    Raises:
-        TinyjudgeError: a bad file, name, option, or an item the rubric cannot label.
-    """
-    check_reviewer(reviewer)
-    rub = load_rubric(rubric)
-    if rub.type == "step":
-        raise TinyjudgeError(
-            f"rubric {rub.id!r} is a step rubric (a verdict names a step and an agent); the "
-            "labelling page supports nominal, ordinal and pairwise rubrics"
-        )
-    if budget is not None and budget < 1:
-        raise TinyjudgeError(f"--budget must be at least 1, got {budget}")
-    all_items = read_items(items)
-    if not all_items:
-        raise TinyjudgeError(f"{items}: no items")
-    by_id: dict[str, Item] = {}
-    for it in all_items:
-        if it.id in by_id:
-            raise TinyjudgeError(f"{items}: item id {it.id!r} appears twice; ids must be unique")
-        if it.is_pairwise != (rub.type == "pairwise"):
-            kind = "pairwise" if it.is_pairwise else "single"
-            raise TinyjudgeError(
-                f"{items}: item {it.id!r} is a {kind} item but rubric {rub.id!r} is {rub.type}"
-            )
-        by_id[it.id] = it
-    labels_path = Path(labels)
-    machine = read_labels(labels_path) if labels_path.exists() else []
-    machine = [lab for lab in machine if not lab.source.startswith("human:")]
-    ids = list(by_id)
-    source, scores = cheap_scores(machine, rub, ids, cheap)
-    mode: SelectMode = select or ("active" if source else "random")
-    selector = Selector(ids, mode, scores if source else None)
-    store = LabelStore(labels_path, rub)
-    foreign = store.foreign_labels(reviewer)
-    if foreign:
-        store.close()
-        raise TinyjudgeError(
-            f"{labels_path} already holds {foreign} labels from human:{reviewer} for rubric "
-            f"{rub.id!r} that were not made on this page; choose another --as name"
-        )
-    store.register(reviewer)
-    store.export()  # repairs a file that disagrees with the store (a crash, a hand edit)
-    return LabelSession(by_id, ids, rub, reviewer, store, selector, machine, source, budget)
 
 
 class AnswerIn(BaseModel):
@@ -304,7 +173,7 @@ def create_app(session: LabelSession, token: str | None = None, loopback: bool =
             session.store.answer(session.reviewer, body.item_id, body.label, body.note)
         except TinyjudgeError as e:
             return _fail(e, 409)
-        said = verdicts(session.labels, body.item_id, session.rubric)
+        said = verdicts(session.machine_labels([body.item_id]), body.item_id, session.rubric)
         prog = session.progress()
         return {
             "item_id": body.item_id,
