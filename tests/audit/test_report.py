@@ -236,3 +236,15 @@ def test_report_adds_rank_correlations_when_both_sources_give_scores() -> None:
     assert row["spearman"] == pytest.approx(spearmanr(a.a, a.b).statistic, abs=1e-12)
     assert row["kendall"] == pytest.approx(kendalltau(a.a, a.b).statistic, abs=1e-12)
     assert row["n_scores"] == 80
+
+
+def test_report_notes_a_source_whose_probs_cannot_be_measured() -> None:
+    labels = []
+    for i, (ref, other) in enumerate([("yes", "yes"), ("no", "no"), ("yes", "no")] * 5):
+        labels.append(Label(item_id=str(i), rubric="r", source="human:x", label=ref))
+        probs = {other: 0.8, "maybe": 0.2}  # "maybe" is a class nobody else uses
+        labels.append(Label(item_id=str(i), rubric="r", source="judge:y", label=other, probs=probs))
+    data = build_report(labels, reference="human:x", n_boot=20, order=["yes", "no"]).data
+    assert data["calibration"] == {}
+    assert "calibration of judge:y: not measured" in data["calibration_notes"][0]
+    assert data["pairs"][0]["n"] == 15

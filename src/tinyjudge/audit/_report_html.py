@@ -207,9 +207,11 @@ HOW = {
 
 def _calibration(data: dict[str, Any], figures: dict[str, bytes]) -> str:
     calib = data["calibration"]
+    notes = "".join(f"<li>{escape(n)}</li>" for n in data.get("calibration_notes") or [])
+    notes = f"<ul class='muted'>{notes}</ul>" if notes else ""
     if not calib:
-        return "<p class='muted'>No source gave probabilities.</p>"
-    out = []
+        return "<p class='muted'>No source gave graded probabilities.</p>" + notes
+    out = [notes] if notes else []
     for source, c in calib.items():
         cf = c.get("cross_fitted")
         kind = "one-hot" if c["one_hot"] else "graded"

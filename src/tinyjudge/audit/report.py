@@ -351,11 +351,19 @@ def build_report(
     data["slices"] = slices
     figures: dict[str, bytes] = {}
     calib = {}
+    notes: list[str] = []
     for s in others:
-        got = _calibration(table, reference, s, order_, group_of, boot, calibration_method, figures)
+        try:
+            got = _calibration(
+                table, reference, s, order_, group_of, boot, calibration_method, figures
+            )
+        except TinyjudgeError as e:  # e.g. probs over classes the reference never uses
+            notes.append(f"calibration of {s}: not measured ({e})")
+            continue
         if got is not None:
             calib[s] = got
     data["calibration"] = calib
+    data["calibration_notes"] = notes
     data["bias"] = bias_section(labels, items, reference=reference, group_by=group_by, **boot)
     data["estimates"] = estimates_section(
         labels, items, reference=reference, by=slice_by[0] if slice_by else None,
