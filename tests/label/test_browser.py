@@ -232,3 +232,18 @@ def test_a_long_trajectory_is_navigable_and_shows_the_judge_window(
     )
     browser.save_screenshot(str(tmp_path / "long.png"))
     _answer(browser, "2")
+
+
+def test_the_token_url_opens_the_page_and_leaves_the_address_bar(browser, start_server, pair_data):
+    token = "browser-token-0123456789abcdef"
+    server = start_server(
+        pair_data, "tess", rubric="instruction_following", env={"TINYJUDGE_LABEL_TOKEN": token}
+    )
+    browser.get(server.url.split("?")[0])
+    assert "a token is required" in browser.find_element("tag name", "body").text
+    browser.get(server.url)
+    assert _wait(browser, _item, "the item") == "pair-1"
+    assert token not in browser.current_url
+    # The API calls of the page ride on the cookie.
+    _answer(browser, "3")
+    assert "You said tie" in browser.find_element("id", "reveal").text
