@@ -248,3 +248,18 @@ def test_report_notes_a_source_whose_probs_cannot_be_measured() -> None:
     assert data["calibration"] == {}
     assert "calibration of judge:y: not measured" in data["calibration_notes"][0]
     assert data["pairs"][0]["n"] == 15
+
+
+def test_report_pair_without_shared_items_has_n_zero_and_no_figures(tmp_path: Path) -> None:
+    labels = [
+        Label(item_id="1", rubric="r", source="human:x", label="yes"),
+        Label(item_id="2", rubric="r", source="human:x", label="no"),
+        Label(item_id="3", rubric="r", source="judge:y", label="no"),
+    ]
+    report = build_report(labels, reference="human:x", n_boot=20)
+    row = report.data["pairs"][0]
+    assert (row["n"], row["only_a"], row["only_b"]) == (0, 2, 1)
+    assert row["kappa"] is None and row["kappa_ci"] == [None, None]
+    write_report(report, tmp_path / "r.html", tmp_path / "r.json")
+    assert json.loads((tmp_path / "r.json").read_text())["pairs"][0]["accuracy"] is None
+    assert "<td>–</td>" in (tmp_path / "r.html").read_text()
