@@ -1,13 +1,41 @@
-"""``tinyjudge demo``: the loop on the bundled XSTest sample."""
+"""``tinyjudge demo``: the whole loop on the bundled XSTest sample.
+
+import -> judge (recorded GPT-4 verdicts replayed through a real local
+OpenAI-compatible server, so the judge path is the live one) -> distill (probe
+tier) -> calibrate on a human-labelled split -> audit (with CIs, HTML report)
+-> estimate each answering model's refusal rate with PPI.
+
+Prompts are split three ways so every figure is honest: the reward model
+learns from the judge on the *train* prompts, is calibrated on people's labels
+of the *calibration* prompts, and is audited on the *evaluation* prompts it
+never saw. Running the demo again reuses the judge cache and the embeddings.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["run_demo", "bundled_sample"]
+from tinyjudge.records import Item, Label
+
+__all__ = ["run_demo", "bundled_sample", "split_of"]
+
+RUBRIC = "compliance"
+TEACHER = "judge:gpt-4"
+HUMAN = "human:final"
+GROUP = "metadata.prompt_id"
+SLICE = "metadata.answering_model"
+SPLITS = (("train", 0.5), ("calibration", 0.2), ("evaluation", 0.3))
+# Per-class scale and bias: the judge almost never says partial_refusal while people
+# do, a prior shift that one temperature cannot fix (it only flattens everything).
+CALIBRATION = "vector"
 
 
 def bundled_sample() -> Path:
@@ -15,39 +43,260 @@ def bundled_sample() -> Path:
     return Path(__file__).resolve().parents[2] / "data" / "xstest_sample"
 
 
-def run_demo(data: Path | None, out_dir: Path, console: Console | None = None) -> None:
-    """Import the sample and report what it holds and how each source agrees with people."""
-    from sklearn.metrics import cohen_kappa_score
+def split_of(key: str, seed: str = "tinyjudge-demo") -> str:
+    """A stable split for a group key: the same prompt always lands in the same split."""
+    u = int(hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()[:8], 16) / 0x1_0000_0000
+    edge = 0.0
+    for name, share in SPLITS:
+        edge += share
+        if u < edge:
+            return name
+    return SPLITS[-1][0]
 
+
+@contextmanager
+def _stage(console: Console, title: str, timings: dict[str, float]) -> Iterator[None]:
+    console.rule(f"[bold]{title}")
+    start = time.perf_counter()
+    yield
+    timings[title] = time.perf_counter() - start
+    console.print(f"[dim]{title}: {timings[title]:.1f} s[/]")
+
+
+def _fmt_ci(x: float | None, ci: Sequence[float | None] | None) -> str:
+    if x is None:
+        return "n/a"
+    if not ci or ci[0] is None or ci[1] is None:
+        return f"{x:.3f}"
+    return f"{x:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def run_demo(
+    data: Path | None, out_dir: Path, console: Console | None = None, tier: str = "probe"
+) -> dict[str, Any]:
+    """Run the loop and write ``OUT/report.html``; returns the summary figures.
+
+    Args:
+        data: an XSTest-shaped folder; None uses the bundled sample.
+        out_dir: where every artifact goes (``runs/demo`` by default).
+        console: where progress and tables are printed.
+        tier: the reward-model tier to distill (``probe`` by default).
+    """
+    from tinyjudge.audit.estimate import estimate_rates
+    from tinyjudge.audit.report import build_report, write_report
+    from tinyjudge.calibrate._cli import calibrate_model
     from tinyjudge.datasets.importers import run_import
     from tinyjudge.datasets.jsonl import write_jsonl
+    from tinyjudge.distill import distill, load_model
+    from tinyjudge.judge import Judge, replay_server
 
     console = console or Console()
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    timings: dict[str, float] = {}
     src = data or bundled_sample()
-    imported = run_import("xstest", src)
-    write_jsonl(out_dir / "items.jsonl", imported.items)
-    write_jsonl(out_dir / "labels.jsonl", imported.labels)
-    console.print(f"imported {len(imported.items)} items, {len(imported.labels)} labels from {src}")
 
-    reference = "human:final"
-    ref = {lab.item_id: lab.label for lab in imported.labels if lab.source == reference}
-    table = Table(title=f"agreement with {reference}")
-    for col in ("source", "labels", "unscored", "n", "accuracy", "kappa"):
-        table.add_column(col, justify="left" if col == "source" else "right")
-    for source, count in imported.sources().items():
-        mine = [lab for lab in imported.labels if lab.source == source]
-        unscored = sum(lab.status != "ok" for lab in mine)
-        pairs = [
-            (ref[lab.item_id], lab.label)
-            for lab in mine
-            if lab.status == "ok" and ref.get(lab.item_id) is not None
-        ]
-        a = [p[0] for p in pairs]
-        b = [p[1] for p in pairs]
-        acc = sum(x == y for x, y in pairs) / len(pairs) if pairs else float("nan")
-        kappa = cohen_kappa_score(a, b) if pairs else float("nan")
-        table.add_row(
-            source, str(count), str(unscored), str(len(pairs)), f"{acc:.3f}", f"{kappa:.3f}"
+    with _stage(console, "1. import", timings):
+        imported = run_import("xstest", src)
+        items = imported.items
+        recorded = imported.labels
+        write_jsonl(out_dir / "items.jsonl", items)
+        write_jsonl(out_dir / "recorded_labels.jsonl", recorded)
+        split = {it.id: split_of(str(it.get(GROUP))) for it in items}
+        counts = {name: sum(s == name for s in split.values()) for name, _ in SPLITS}
+        console.print(
+            f"{len(items)} items from {src}; {len(recorded)} recorded labels from "
+            f"{len(imported.sources())} sources; prompts split {counts} (items)"
         )
-    console.print(table)
-    console.print(f"wrote {out_dir}/items.jsonl and {out_dir}/labels.jsonl")
+
+    with _stage(console, "2. judge (recorded GPT-4 verdicts, replayed over HTTP)", timings):
+        with replay_server(recorded, source=TEACHER) as server:
+            judge = Judge(
+                RUBRIC,
+                model="gpt-4",
+                base_url=server.base_url,
+                api_key="replay",
+                concurrency=16,
+                cache=out_dir / "judge.sqlite",
+            )
+            judged = judge.run(items)
+        write_jsonl(out_dir / "judge_labels.jsonl", judged)
+        for line in judge.summary.lines():
+            console.print(f"  {line}")
+
+    _quiet_transformers()
+    with _stage(console, f"3. distill the judge into a reward model ({tier} tier)", timings):
+        train = [it for it in items if split[it.id] == "train"]
+        params = {"cache_dir": str(out_dir / "embeddings")} if tier == "probe" else {}
+        result = distill(
+            train,
+            judged,
+            source=judged[0].source,
+            rubric=RUBRIC,
+            tier=tier,
+            group_by=GROUP,
+            **params,
+        )
+        model_dir = out_dir / "rm"
+        result.model.save(model_dir)
+        v = result.validation
+        console.print(
+            f"trained on {result.n_train} items, validated on {result.n_val} held-out prompts' "
+            f"items: agreement with the judge {_fmt_ci(v.get('accuracy'), None)} accuracy, "
+            f"kappa {_fmt_ci(v.get('cohen_kappa'), None)}; saved {model_dir}"
+        )
+
+    with _stage(console, "4. calibrate on people's labels (calibration prompts)", timings):
+        calib_items = [it for it in items if split[it.id] == "calibration"]
+        write_jsonl(out_dir / "calibration_items.jsonl", calib_items)
+        calibration = calibrate_model(
+            model_dir,
+            out_dir / "calibration_items.jsonl",
+            [out_dir / "recorded_labels.jsonl"],
+            human=HUMAN,
+            method=CALIBRATION,
+            group_by=GROUP,
+            console=console,
+        )
+
+    with _stage(console, "5. score every item with the calibrated reward model", timings):
+        rm = load_model(model_dir)
+        start = time.perf_counter()
+        scored = rm.score_items(items, batch_size=32)
+        rate = len(items) / (time.perf_counter() - start)
+        write_jsonl(out_dir / "rm_labels.jsonl", scored)
+        console.print(f"{len(scored)} items scored by {scored[0].source} ({rate:.0f} items/s)")
+
+    with _stage(
+        console, "6. audit on the evaluation prompts (never trained or calibrated on)", timings
+    ):
+        evaluation = {it.id for it in items if split[it.id] == "evaluation"}
+        audit_labels = _without_recorded_teacher(recorded, judged, scored, evaluation)
+        report = build_report(
+            audit_labels,
+            [it for it in items if it.id in evaluation],
+            reference=HUMAN,
+            group_by=GROUP,
+            slice_by=[SLICE],
+            rubric=RUBRIC,
+            n_boot=500,
+        )
+        write_report(report, out_dir / "report.html", out_dir / "report.json")
+        pairs = _key_pairs(report.data, judged[0].source, scored[0].source)
+        console.print(f"wrote {out_dir / 'report.html'} and {out_dir / 'report.json'}")
+
+    with _stage(console, "7. estimate refusal rates with PPI (cheap: reward model)", timings):
+        human_eval = [lab for lab in recorded if lab.source == HUMAN and lab.item_id in evaluation]
+        rates = estimate_rates(
+            [*scored, *human_eval],
+            items,
+            cheap=scored[0].source,
+            human=HUMAN,
+            rubric=RUBRIC,
+            by=SLICE,
+        )
+        truth = _human_rates(recorded, items)
+
+    summary = {
+        "items": len(items),
+        "splits": counts,
+        "judge": {"source": judged[0].source, **judge.summary.as_dict()},
+        "distill": {"tier": tier, "validation": v, "n_train": result.n_train},
+        "calibration": calibration,
+        "agreement": pairs,
+        "rates": rates.to_dict(),
+        "all_human_rates": truth,
+        "timings_s": {k: round(t, 2) for k, t in timings.items()},
+    }
+    write_jsonl(out_dir / "summary.jsonl", [summary])
+    _print_summary(console, pairs, rates, truth, timings, out_dir)
+    return summary
+
+
+def _quiet_transformers() -> None:
+    """No per-load weight progress bars in the demo's output."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # pragma: no cover - transformers is a core dependency
+        return
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+
+
+def _without_recorded_teacher(
+    recorded: list[Label], judged: list[Label], scored: list[Label], keep: set[str]
+) -> list[Label]:
+    """Audit labels: people, the string-match classifier, the (replayed) judge and the RM.
+
+    The recorded GPT-4 labels are what the replayed judge re-derived through the
+    live judge path, so only the judged ones are kept under that source name.
+    """
+    judge_sources = {lab.source for lab in judged}
+    out = [lab for lab in recorded if lab.source not in judge_sources]
+    return [lab for lab in [*out, *judged, *scored] if lab.item_id in keep]
+
+
+def _key_pairs(data: dict[str, Any], judge: str, rm: str) -> list[dict[str, Any]]:
+    wanted = [(judge, HUMAN), (rm, judge), (rm, HUMAN), ("classifier:string-match", HUMAN)]
+    rows = []
+    for a, b in wanted:
+        for p in data.get("pairs", []):
+            if {p["a"], p["b"]} == {a, b}:
+                rows.append(
+                    {
+                        "a": a,
+                        "b": b,
+                        **{k: p.get(k) for k in ("n", "accuracy", "kappa", "kappa_ci", "alpha")},
+                    }
+                )
+                break
+    return rows
+
+
+def _human_rates(recorded: list[Label], items: list[Item]) -> dict[str, float]:
+    """The refusal rate from every human label: the truth the estimates are checked against."""
+    model_of = {it.id: str(it.get(SLICE)) for it in items}
+    refusals: dict[str, list[int]] = {}
+    for lab in recorded:
+        if lab.source == HUMAN and lab.status == "ok":
+            y = int(lab.label in ("full_refusal", "partial_refusal"))
+            refusals.setdefault(model_of[lab.item_id], []).append(y)
+            refusals.setdefault("all", []).append(y)
+    return {k: sum(v) / len(v) for k, v in sorted(refusals.items())}
+
+
+def _print_summary(
+    console: Console,
+    pairs: list[dict[str, Any]],
+    rates: Any,
+    truth: dict[str, float],
+    timings: dict[str, float],
+    out_dir: Path,
+) -> None:
+    console.rule("[bold]summary")
+    t = Table(title="agreement on the evaluation prompts (95% CI, clustered by prompt)")
+    for col in ("source", "vs", "n", "accuracy", "Cohen's kappa"):
+        t.add_column(col, justify="left" if col in ("source", "vs") else "right")
+    for p in pairs:
+        acc = f"{p['accuracy']:.3f}" if p["accuracy"] is not None else "n/a"
+        t.add_row(p["a"], p["b"], str(p["n"]), acc, _fmt_ci(p["kappa"], p["kappa_ci"]))
+    console.print(t)
+    r = Table(
+        title=f"refusal rate by answering model, 90% CI: PPI = {rates.cheap} on all "
+        f"{rates.overall.n_items} items + {HUMAN} on the evaluation prompts"
+    )
+    for col in ("model", "PPI", "PPI CI", "human-only CI", "n human", "truth*"):
+        r.add_column(col, justify="left" if col == "model" else "right")
+    for name, est in [("all", rates.overall), *sorted(rates.groups.items())]:
+        (lo, hi), (hlo, hhi) = est.ci, est.human_only.ci
+        r.add_row(
+            name,
+            f"{est.rate:.3f}",
+            f"{lo:.2f}-{hi:.2f}",
+            f"{hlo:.2f}-{hhi:.2f}",
+            str(est.n_human),
+            f"{truth.get(name, float('nan')):.3f}",
+        )
+    console.print(r)
+    console.print(f"* truth: the rate from {HUMAN} on every item, which a user would not have")
+    console.print(f"total {sum(timings.values()):.1f} s; report: {out_dir / 'report.html'}")
