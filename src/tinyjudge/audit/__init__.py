@@ -30,6 +30,7 @@ from tinyjudge.audit.estimate import (
     ppi_mean,
     select_for_labelling,
 )
+from tinyjudge.audit.report import AuditReport, build_report, write_report
 
 __all__: list[str] = [
     # agreement
@@ -57,4 +58,8 @@ __all__: list[str] = [
     "select_for_labelling",
     "RateEstimate",
     "RateDifference",
+    # report
+    "build_report",
+    "write_report",
+    "AuditReport",
 ]
