@@ -83,9 +83,53 @@ def import_cmd(
 
 
 @app.command()
-def judge() -> None:
+def judge(
+    items: Path = typer.Argument(..., help="items JSONL"),
+    rubric: str = typer.Option(..., "--rubric", help="built-in rubric name or YAML path"),
+    out_path: Path = typer.Option(..., "--out", help="labels JSONL, written atomically"),
+    model: str = typer.Option(None, "--model", help="model name at the endpoint"),
+    base_url: str = typer.Option(None, "--base-url", help="OpenAI-compatible URL (.../v1)"),
+    samples: int = typer.Option(1, "--samples", help="completions per item (self-consistency)"),
+    temperature: float = typer.Option(0.0, "--temperature"),
+    concurrency: int = typer.Option(8, "--concurrency", help="items in flight at once"),
+    max_retries: int = typer.Option(4, "--max-retries"),
+    timeout: float = typer.Option(60.0, "--timeout", help="seconds per HTTP request"),
+    cache: Path = typer.Option(None, "--cache", help="SQLite cache (default: OUT.cache.sqlite)"),
+    no_cache: bool = typer.Option(False, "--no-cache", help="no cache, no resume"),
+    replay: Path = typer.Option(None, "--replay", help="answer from recorded labels (no key)"),
+    replay_source: str = typer.Option("judge:gpt-4", "--replay-source"),
+    price_in: float = typer.Option(None, "--price-in", help="USD per 1M input tokens"),
+    price_out: float = typer.Option(None, "--price-out", help="USD per 1M output tokens"),
+    api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="env var of the key"),
+    summary: Path = typer.Option(None, "--summary", help="also write the run summary as JSON"),
+    progress: bool = typer.Option(True, "--progress/--no-progress"),
+) -> None:
     """Judge items with an LLM over any OpenAI-compatible endpoint."""
-    _not_built("judge", "the judge issue")
+    from tinyjudge.judge._cli import judge_command
+
+    judge_command(
+        items,
+        rubric=rubric,
+        out=out_path,
+        model=model,
+        base_url=base_url,
+        samples=samples,
+        temperature=temperature,
+        concurrency=concurrency,
+        max_retries=max_retries,
+        timeout=timeout,
+        cache=cache,
+        no_cache=no_cache,
+        replay=replay,
+        replay_source=replay_source,
+        price_in=price_in,
+        price_out=price_out,
+        api_key_env=api_key_env,
+        summary_path=summary,
+        progress=progress,
+        console=out,
+        err=err,
+    )
 
 
 @app.command()
@@ -149,6 +193,31 @@ def score(
         task = bar.add_task(f"scoring with {model.name}", total=count_lines(items))
         n = score_file(model, items, out_path, batch_size, lambda k: bar.advance(task, k))
     out.print(f"{n} labels (source rm:{model.name}) -> {out_path}")
+
+
+@app.command()
+def export(
+    model_dir: Path = typer.Argument(..., help="an encoder-tier model directory"),
+    onnx: bool = typer.Option(False, "--onnx", help="write MODEL_DIR/model.onnx"),
+    int8: bool = typer.Option(False, "--int8", help="also write a dynamic-int8 model_int8.onnx"),
+) -> None:
+    """Export an encoder-tier reward model (ONNX, checked against torch)."""
+    from tinyjudge.distill import export_onnx
+
+    if not onnx:
+        fail("choose a format: --onnx")
+    report = export_onnx(model_dir, int8=int8)
+    out.print(
+        f"{report.path}: max |logit difference| vs torch {report.max_abs_diff:.2e} "
+        f"on {report.n_checked} items",
+        soft_wrap=True,
+    )
+    if report.int8_path is not None:
+        out.print(
+            f"{report.int8_path}: dynamic int8, max |logit difference| "
+            f"{report.int8_max_abs_diff:.2e}",
+            soft_wrap=True,
+        )
 
 
 @app.command()
@@ -332,11 +401,12 @@ def label(
 def demo(
     data: Path = typer.Option(None, help="XSTest-shaped folder (default: the bundled sample)"),
     out_dir: Path = typer.Option(Path("runs/demo"), "--out", help="where the demo writes"),
+    tier: str = typer.Option("probe", help="reward-model tier: linear, probe or encoder"),
 ) -> None:
     """Run the whole loop on the bundled XSTest sample."""
     from tinyjudge.demo import run_demo
 
-    run_demo(data, out_dir, console=out)
+    run_demo(data, out_dir, console=out, tier=tier)
 
 
 def main() -> None:

@@ -1,0 +1,47 @@
+"""The demo's loop on the bundled sample (linear tier, to stay fast) and its cache on re-run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.console import Console
+
+from tinyjudge.demo import SPLITS, run_demo, split_of
+
+
+def test_split_is_stable_and_roughly_proportional() -> None:
+    keys = [f"v2-{i}" for i in range(3000)]
+    splits = [split_of(k) for k in keys]
+    assert splits == [split_of(k) for k in keys]
+    for name, share in SPLITS:
+        assert abs(splits.count(name) / len(keys) - share) < 0.03
+
+
+def test_demo_runs_the_loop_and_reuses_the_cache(tmp_path: Path) -> None:
+    console = Console(file=open(tmp_path / "log.txt", "w"), width=120)
+    first = run_demo(None, tmp_path / "demo", console=console, tier="linear")
+    assert first["items"] == 500
+    assert first["judge"]["calls"] == 500 and first["judge"]["unscored"] == 0
+    report = json.loads((tmp_path / "demo" / "report.json").read_text())
+    assert (tmp_path / "demo" / "report.html").stat().st_size > 10_000
+    sources = {p["a"] for p in report["pairs"]} | {p["b"] for p in report["pairs"]}
+    assert {"judge:gpt-4", "rm:compliance-linear", "human:final"} <= sources
+    evaluation = first["splits"]["evaluation"]
+    for pair in first["agreement"]:
+        assert pair["n"] == evaluation  # every figure is on the held-out prompts only
+        assert pair["kappa_ci"][0] <= pair["kappa"] <= pair["kappa_ci"][1]
+    rates = first["rates"]
+    assert set(rates["groups"]) == {
+        "gpt4",
+        "llama2new",
+        "llama2orig",
+        "mistralguard",
+        "mistralinstruct",
+    }
+    assert 0.3 < rates["overall"]["rate"] < 0.7
+    assert (tmp_path / "demo" / "rm" / "calibration.json").exists()
+
+    second = run_demo(None, tmp_path / "demo", console=console, tier="linear")
+    assert second["judge"]["calls"] == 0 and second["judge"]["cache_hits"] == 500
+    assert second["agreement"] == first["agreement"]
