@@ -370,6 +370,49 @@ def _estimates(est: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def _summary(data: dict[str, Any]) -> str:
+    """A few sentences with the headline figures, for readers who stop here."""
+    ref = data["meta"]["reference"]
+    items = []
+    for r in data["pairs"]:
+        if r["a"] != ref:
+            continue
+        if r["accuracy"] is None:
+            items.append(f"<b>{escape(r['b'])}</b> shares no scored item with {escape(ref)}.")
+            continue
+        lo, hi = r["kappa_ci"]
+        ci = f" [{lo:.2f}, {hi:.2f}]" if lo is not None else ""
+        text = (
+            f"<b>{escape(r['b'])}</b> gives the same label as {escape(ref)} on "
+            f"{r['accuracy']:.1%} of {r['n']} items (kappa {_f(r['kappa'], 2)}{ci})"
+        )
+        if r["unscored"]:
+            text += f"; {r['unscored']} more items had an unscored label and are left out"
+        worst = []
+        for key, values in data["slices"].items():
+            for value, rows in values.items():
+                for row in rows:
+                    if row["b"] == r["b"] and row["kappa"] is not None and row["n"] >= 20:
+                        worst.append((row["kappa"], key, value, row["n"]))
+        if worst:
+            k, key, value, n = min(worst)
+            text += (
+                f"; its weakest slice is <code>{escape(key)}</code> = {escape(value)} "
+                f"(kappa {k:.2f}, n = {n})"
+            )
+        cal = data["calibration"].get(r["b"], {})
+        if cal.get("cross_fitted"):
+            before = cal["metrics"]["ece"]["value"]
+            after = cal["cross_fitted"]["metrics"]["ece"]["value"]
+            method = escape(cal["cross_fitted"]["method"])
+            text += (
+                f"; its probabilities are off by {before:.2f} on average (ECE), "
+                f"{after:.2f} after {method} scaling on held-out items"
+            )
+        items.append(text + ".")
+    return "<h2>Summary</h2><ul>" + "".join(f"<li>{t}</li>" for t in items) + "</ul>"
+
+
 def render_html(report: Any) -> str:
     """The whole page for an :class:`~tinyjudge.audit.report.AuditReport`."""
     data, figures = report.data, report.figures
@@ -395,6 +438,7 @@ def render_html(report: Any) -> str:
         f"{meta['n_boot']} bootstrap resamples, seed {meta['seed']}. "
         f"Generated {escape(meta['created'])}.</p>",
         f"<div class='how'>{HOW['top'].format(level=meta['level'], cluster=cluster)}</div>",
+        _summary(data),
         "<h2>Sources</h2><table><tr><th class='l'>source</th><th>labels</th><th>scored</th>"
         "<th>unscored</th><th class='l'>labels given</th><th class='l'>why unscored</th></tr>",
     ]
