@@ -263,3 +263,29 @@ def test_report_pair_without_shared_items_has_n_zero_and_no_figures(tmp_path: Pa
     write_report(report, tmp_path / "r.html", tmp_path / "r.json")
     assert json.loads((tmp_path / "r.json").read_text())["pairs"][0]["accuracy"] is None
     assert "<td>–</td>" in (tmp_path / "r.html").read_text()
+
+
+def test_import_then_audit_on_the_full_xstest_from_the_command_line(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    proc = _tinyjudge("import", "xstest", shared_data / "xstest", "--out", tmp_path / "xs")
+    assert proc.returncode == 0, proc.stderr
+    proc = _tinyjudge(
+        "audit", tmp_path / "xs" / "labels.jsonl", "--items", tmp_path / "xs" / "items.jsonl",
+        "--reference", "human:final", "--group-by", "metadata.prompt_id",
+        "--slice-by", "metadata.answering_model", "--n-boot", "50",
+        "--report", tmp_path / "xs.html", "--json", tmp_path / "xs.json",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads((tmp_path / "xs.json").read_text())
+    gpt = next(p for p in data["pairs"] if (p["a"], p["b"]) == ("human:final", "judge:gpt-4"))
+    # the data README quotes accuracy 0.80 on the full 2,250 rows; this copy has 1,500
+    assert gpt["n"] + gpt["unscored"] == 1500 and gpt["unscored"] > 0
+    assert round(gpt["accuracy"], 2) == 0.80
+    by_model = data["slices"]["metadata.answering_model"]
+    kappa = {
+        m: next(r["kappa"] for r in rows if r["b"] == "judge:gpt-4") for m, rows in by_model.items()
+    }
+    assert max(kappa, key=kappa.get) == "gpt4" and min(kappa, key=kappa.get) == "mistralinstruct"
+    page = (tmp_path / "xs.html").read_text()
+    assert "mistralinstruct" in page and "<h2>Summary</h2>" in page
