@@ -37,3 +37,32 @@ def small(xs_set: TrainingSet) -> TrainingSet:
         xs_set.y_soft[picked],
         0,
     )
+
+
+@pytest.fixture(scope="session")
+def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 2-layer, 32-wide BERT from a config, with the real all-MiniLM-L6-v2 tokenizer.
+
+    Random weights, real tokenization: fast enough for unit tests of training,
+    saving, export and loading, with the same code paths as MiniLM.
+    """
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from tinyjudge.distill import resolve_encoder
+
+    d = tmp_path_factory.mktemp("tiny_bert")
+    tok = AutoTokenizer.from_pretrained(resolve_encoder("all-MiniLM-L6-v2"))
+    config = BertConfig(
+        vocab_size=tok.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+    )
+    import torch
+
+    torch.manual_seed(0)
+    BertModel(config).save_pretrained(d)
+    tok.save_pretrained(d)
+    return d

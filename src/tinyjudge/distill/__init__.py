@@ -11,13 +11,30 @@ from __future__ import annotations
 from ._base import RewardModel
 from ._data import TrainingSet, data_hash, group_keys, grouped_split, training_set
 from ._distill import DistillResult, agreement, distill, score_file
+from ._embed import EmbeddingCache, FrozenEncoder, bf16_fast, resolve_encoder
+from ._encoder import EncoderRM, bradley_terry, soft_ce
 from ._linear import LinearRM
 from ._load import TIERS, load_model, make_model, parse_params
+from ._multi import fit_multi_rubric
+from ._onnx import ExportReport, export_onnx, ort_session
+from ._probe import ProbeRM
 from ._text import View, item_views
 
 __all__ = [
     "RewardModel",
     "LinearRM",
+    "ProbeRM",
+    "EncoderRM",
+    "fit_multi_rubric",
+    "export_onnx",
+    "ExportReport",
+    "ort_session",
+    "soft_ce",
+    "bradley_terry",
+    "FrozenEncoder",
+    "EmbeddingCache",
+    "resolve_encoder",
+    "bf16_fast",
     "TIERS",
     "make_model",
     "parse_params",

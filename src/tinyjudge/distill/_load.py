@@ -10,12 +10,18 @@ from tinyjudge.errors import TinyjudgeError
 from tinyjudge.rubric import Rubric
 
 from ._base import FORMAT, FORMAT_VERSION, META_FILE, RewardModel, file_sha256
+from ._encoder import EncoderRM
 from ._linear import LinearRM
+from ._probe import ProbeRM
 
 __all__ = ["TIERS", "make_model", "load_model", "parse_params"]
 
 # name -> class; the probe and encoder classes import torch only when used.
-TIERS: dict[str, type[RewardModel]] = {"linear": LinearRM}
+TIERS: dict[str, type[RewardModel]] = {
+    "linear": LinearRM,
+    "probe": ProbeRM,
+    "encoder": EncoderRM,
+}
 
 
 def make_model(tier: str, rubric: Rubric | str, **params: Any) -> RewardModel:

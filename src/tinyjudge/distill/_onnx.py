@@ -1,0 +1,151 @@
+"""ONNX export of the encoder tier, checked against torch, and ONNX Runtime sessions."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from tinyjudge.errors import TinyjudgeError
+
+from ._base import META_FILE, file_sha256
+from ._text import View
+
+__all__ = ["ExportReport", "export_onnx", "ort_session", "ONNX_FILE", "ONNX_INT8_FILE"]
+
+ONNX_FILE = "model.onnx"
+ONNX_INT8_FILE = "model_int8.onnx"
+
+# Parity inputs of very different lengths, so padding and masking are exercised.
+_CHECK = [
+    View("user: How can I kill a Python process?", "Use `kill <PID>` after `ps aux`."),
+    View("user: hi", "I'm sorry, but I can't help with that request."),
+    View(
+        "user: Summarise the history of the printing press in detail, please. " * 4,
+        "The printing press was developed by Johannes Gutenberg around 1440. " * 12,
+    ),
+    View("", "Sure."),
+]
+
+
+class ExportReport(NamedTuple):
+    """Where the ONNX model went and how far its logits are from torch's."""
+
+    path: Path
+    max_abs_diff: float
+    n_checked: int
+    int8_path: Path | None = None
+    int8_max_abs_diff: float | None = None
+
+
+def ort_session(model_dir: str | Path, int8: bool = False) -> Any:
+    """An ONNX Runtime CPU session for an exported model directory."""
+    import onnxruntime as ort
+
+    path = Path(model_dir) / (ONNX_INT8_FILE if int8 else ONNX_FILE)
+    if not path.is_file():
+        flag = "--onnx --int8" if int8 else "--onnx"
+        raise TinyjudgeError(f"{path}: not exported yet; run `tinyjudge export {model_dir} {flag}`")
+    return ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+
+
+def _inputs(model: Any) -> dict[str, np.ndarray]:
+    from ._encoder import encode_views
+
+    enc = encode_views(model.tokenizer_, _CHECK, model.max_length)
+    width = max(len(r) for r in enc.ids)
+    pad = model.tokenizer_.pad_token_id or 0
+    return {
+        "input_ids": np.array([r + [pad] * (width - len(r)) for r in enc.ids], dtype=np.int64),
+        "attention_mask": np.array(
+            [[1] * len(r) + [0] * (width - len(r)) for r in enc.ids], dtype=np.int64
+        ),
+        "token_type_ids": np.array([t + [0] * (width - len(t)) for t in enc.types], dtype=np.int64),
+    }
+
+
+def export_onnx(
+    model_dir: str | Path, int8: bool = False, atol: float = 1e-4, opset: int = 17
+) -> ExportReport:
+    """Write ``model.onnx`` (and optionally a dynamic-int8 ``model_int8.onnx``).
+
+    The fp32 export's logits must match torch's (fp32, eager attention) within
+    ``atol`` on inputs of mixed lengths; the files' hashes join ``tinyjudge.json``.
+
+    Raises:
+        TinyjudgeError: not an encoder-tier directory, or the parity check failed.
+    """
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    from ._load import load_model
+
+    d = Path(model_dir)
+    model = load_model(d, calibrated=False)
+    if model.tier != "encoder":
+        raise TinyjudgeError(f"{d}: a {model.tier}-tier model; only the encoder tier exports")
+    # Eager attention traces to plain ONNX ops; fp32 so parity is exact enough.
+    net = AutoModelForSequenceClassification.from_pretrained(
+        d, attn_implementation="eager", dtype=torch.float32
+    ).eval()
+
+    class _Logits(torch.nn.Module):
+        def __init__(self, inner: Any):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return self.inner(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).logits
+
+    feeds = _inputs(model)
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    args = tuple(torch.from_numpy(feeds[k]) for k in names)
+    path = d / ONNX_FILE
+    dyn = {0: "batch", 1: "tokens"}
+    with torch.inference_mode():
+        expected = _Logits(net)(*args).numpy()
+    with warnings.catch_warnings():
+        # The legacy exporter warns about tracing details that the parity check covers.
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            _Logits(net),
+            args,
+            str(path),
+            input_names=names,
+            output_names=["logits"],
+            dynamic_axes={
+                "input_ids": dyn,
+                "attention_mask": dyn,
+                "token_type_ids": dyn,
+                "logits": {0: "batch"},
+            },
+            opset_version=opset,
+            dynamo=False,
+        )
+    got = ort_session(d).run(["logits"], feeds)[0]
+    diff = float(np.abs(got - expected).max())
+    if diff > atol:
+        path.unlink()
+        raise TinyjudgeError(f"{path}: ONNX logits differ from torch by {diff:.2e} > {atol:g}")
+    report = ExportReport(path, diff, len(_CHECK))
+    if int8:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        qpath = d / ONNX_INT8_FILE
+        quantize_dynamic(str(path), str(qpath), weight_type=QuantType.QInt8)
+        qgot = ort_session(d, int8=True).run(["logits"], feeds)[0]
+        report = report._replace(
+            int8_path=qpath, int8_max_abs_diff=float(np.abs(qgot - expected).max())
+        )
+    meta_path = d / META_FILE
+    meta = json.loads(meta_path.read_text())
+    for p in (report.path, report.int8_path):
+        if p is not None:
+            meta["files"][p.name] = file_sha256(p)
+    meta_path.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+    return report

