@@ -44,7 +44,7 @@ def test_fifty_labels_feed_audit_and_calibrate_with_no_conversion(start_server, 
     folder = xstest_data.labels.parent
     audit = _tinyjudge(
         "audit", "labels.jsonl", "--reference", "human:rev", "--rubric", "compliance",
-        "--json", "audit.json", "--n-boot", "50", cwd=folder,
+        "--json", "audit.json", "--n-boot", "20", cwd=folder,
     )  # fmt: skip
     assert audit.returncode == 0, audit.stderr
     pairs = {
@@ -61,7 +61,7 @@ def test_fifty_labels_feed_audit_and_calibrate_with_no_conversion(start_server, 
 
     calib = _tinyjudge(
         "calibrate", "labels.jsonl", "--source", "judge:gpt-4", "--human", "human:rev",
-        "--method", "platt", "--out", "calib", "--n-boot", "50", cwd=folder,
+        "--method", "platt", "--out", "calib", "--n-boot", "20", cwd=folder,
     )  # fmt: skip
     assert calib.returncode == 0, calib.stderr
     assert "50 items" in calib.stdout
