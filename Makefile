@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 TORCH := torch==2.13.0
 PIP := $(BIN)/pip install --disable-pip-version-check -q
 
-.PHONY: demo test lint typecheck clean
+.PHONY: demo test browser typecheck clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +23,18 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.installed-base
 	$(BIN)/tinyjudge demo
 
-test: $(VENV)/.installed-dev
+# The labelling page's browser tests drive Debian's Chromium (no browser download).
+browser:
+	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+				apt-get install -y -qq chromium chromium-driver >/dev/null; \
+		else \
+			echo "note: not root; install chromium and chromium-driver for the browser tests"; \
+		fi; \
+	fi
+
+test: $(VENV)/.installed-dev browser
 	$(BIN)/ruff check src tests bench
 	$(BIN)/python -m pytest -q
 
