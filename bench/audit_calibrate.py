@@ -7,6 +7,8 @@
 2. Cross-fitted calibration (5 folds grouped by prompt) of GPT-4's one-hot
    XSTest verdicts and of the four LLMBar judges' verdicts against people, for
    every method: held-out ECE, Brier score and NLL before and after.
+3. The same for a linear reward model distilled from GPT-4 on 3/5 of the XSTest
+   prompts and calibrated against people on the other 2/5 (graded probabilities).
 
 Results go to ``bench/results/audit_calibrate.json``.
 
@@ -92,6 +94,22 @@ def main() -> None:
         calibration[f"llmbar {source}"] = _calibration(
             lb.labels, lb.items, "human:gold", source, None
         )
+    import zlib
+
+    from tinyjudge.distill import distill
+
+    def side(it) -> bool:
+        return zlib.crc32(it.metadata["prompt_id"].encode()) % 5 < 3
+
+    train = [it for it in xs.items if side(it)]
+    held = [it for it in xs.items if not side(it)]
+    rm = distill(train, xs.labels, "judge:gpt-4", "compliance", group_by="metadata.prompt_id")
+    held_ids = {it.id for it in held}
+    human = [lab for lab in xs.labels if lab.source == "human:final" and lab.item_id in held_ids]
+    calibration["xstest rm:linear (held-out prompts)"] = _calibration(
+        human + rm.model.score_items(held), held, "human:final", f"rm:{rm.model.name}",
+        "metadata.prompt_id",
+    )  # fmt: skip
     print("cross-fitted calibration, held-out ECE before -> after:")
     for name, c in calibration.items():
         cells = ", ".join(
