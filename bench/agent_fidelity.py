@@ -72,6 +72,13 @@ def main() -> None:
             "fit_seconds": round(fit_s, 1),
         }
         folds.append(fold)
+        # A slow tier may not finish all folds; what is done is kept, marked partial.
+        _save(
+            args.out,
+            args.tier,
+            params,
+            {"tier": args.tier, "params": params, "complete": False, "folds": folds},
+        )
         print(
             f"{args.tier:<8} held out {held_out:<24} acc {fold['accuracy']:.3f}  "
             f"kappa {fold['cohen_kappa']:.3f}  flip exact {flips.exact:.3f}  "
@@ -89,6 +96,7 @@ def main() -> None:
         "mean_flip_exact": float(np.mean([f["turn_of_flip"]["exact"] for f in folds])),
         "mean_flip_abs_diff": float(np.mean([f["turn_of_flip"]["mean_abs_diff"] for f in folds])),
         "bar_kappa": 0.75,
+        "complete": True,
         "folds": folds,
         "seconds": round(time.perf_counter() - start, 1),
         "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
@@ -99,13 +107,16 @@ def main() -> None:
         f"{entry['mean_accuracy']:.3f}, turn of flip exact {entry['mean_flip_exact']:.3f}, "
         f"|diff| {entry['mean_flip_abs_diff']:.2f} turns, {entry['seconds']:.0f}s"
     )
-    results = json.loads(args.out.read_text()) if args.out.exists() else {}
-    key = args.tier + "".join(f" {k}={v}" for k, v in sorted(params.items()))
-    results[key] = entry
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_suffix(".tmp")
+    _save(args.out, args.tier, params, entry)
+
+
+def _save(out: Path, tier: str, params: dict, entry: dict) -> None:
+    results = json.loads(out.read_text()) if out.exists() else {}
+    results[tier + "".join(f" {k}={v}" for k, v in sorted(params.items()))] = entry
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
     tmp.write_text(json.dumps(results, indent=2) + "\n")
-    tmp.replace(args.out)
+    tmp.replace(out)
 
 
 if __name__ == "__main__":
