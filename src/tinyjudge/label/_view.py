@@ -53,11 +53,14 @@ class ItemView:
         return any(not m.in_window for m in self.messages)
 
 
-def _pretty(arguments: str) -> str:
+def _pretty(text: str) -> str:
     try:
-        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+        value = json.loads(text)
     except (json.JSONDecodeError, ValueError):
-        return arguments
+        return text
+    if not isinstance(value, dict | list):
+        return text
+    return json.dumps(value, indent=2, ensure_ascii=False)
 
 
 def judge_window(item: Item, rubric: Rubric) -> tuple[set[int], str | None]:
@@ -74,7 +77,8 @@ def judge_window(item: Item, rubric: Rubric) -> tuple[set[int], str | None]:
 def _views(messages: list[Message], window: set[int] | None, offset: int = 0) -> list[MessageView]:
     out = []
     for i, m in enumerate(messages):
-        text = m.text
+        # A tool's JSON answer reads better indented, as the tool call's arguments do.
+        text = _pretty(m.text) if m.role == "tool" else m.text
         out.append(
             MessageView(
                 step=offset + i,
