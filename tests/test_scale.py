@@ -42,3 +42,24 @@ def test_ray_scoring_equals_single_process(local_ray, tmp_path: Path) -> None:
 
     ds = score_dataset(items_to_ray(subset[:40]), tmp_path / "rm", actors=1, batch_size=7)
     assert [lab.item_id for lab in labels_from_ray(ds)] == [it.id for it in subset[:40]]
+
+
+def test_score_verb_on_ray_writes_the_same_labels(local_ray, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from tinyjudge.cli import app
+    from tinyjudge.datasets.jsonl import read_labels, write_jsonl
+
+    imported = run_import("xstest", bundled_sample())
+    items = imported.items[:60]
+    teacher = {lab.item_id: lab.label for lab in imported.labels if lab.source == "human:final"}
+    LinearRM("compliance").fit(items, [teacher[it.id] for it in items]).save(tmp_path / "rm")
+    write_jsonl(tmp_path / "items.jsonl", items)
+    args = ["score", str(tmp_path / "rm"), str(tmp_path / "items.jsonl"), "--batch-size", "16"]
+    runner = CliRunner()
+    plain = runner.invoke(app, [*args, "--out", str(tmp_path / "plain.jsonl")])
+    on_ray = runner.invoke(app, [*args, "--out", str(tmp_path / "ray.jsonl"), "--ray", "local"])
+    assert plain.exit_code == 0, plain.output
+    assert on_ray.exit_code == 0, on_ray.output
+    assert "scored on Ray" in on_ray.output
+    assert read_labels(tmp_path / "ray.jsonl") == read_labels(tmp_path / "plain.jsonl")

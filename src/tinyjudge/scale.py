@@ -18,21 +18,34 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label
 
 if TYPE_CHECKING:
     import ray.data
 
-__all__ = ["score_dataset", "score_items_on_ray", "items_to_ray", "labels_from_ray", "init_ray"]
+__all__ = [
+    "score_dataset",
+    "score_items_on_ray",
+    "score_file_on_ray",
+    "items_to_ray",
+    "labels_from_ray",
+    "init_ray",
+]
 
 
 def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
-    """Connect to a Ray cluster (``address``) or start a local one, once per process."""
-    import ray
+    """Connect to a Ray cluster (``address``) or start a local one (None or ``"local"``)."""
+    try:
+        import ray
+    except ImportError:
+        raise TinyjudgeError(
+            "Ray is not installed; pip install 'tinyjudge[ray]' (or 'ray[data]')"
+        ) from None
 
     if ray.is_initialized():
         return
-    if address:
+    if address and address != "local":
         ray.init(address=address, log_to_driver=False)
     else:
         ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
@@ -120,3 +133,21 @@ def score_items_on_ray(
     """Score items on Ray (a local cluster unless ``address`` is given), in order."""
     init_ray(address)
     return labels_from_ray(score_dataset(items_to_ray(items), model_dir, actors, batch_size))
+
+
+def score_file_on_ray(
+    items_path: str | os.PathLike[str],
+    model_dir: str | os.PathLike[str],
+    out_path: str | os.PathLike[str],
+    address: str | None = None,
+    actors: int = 2,
+    batch_size: int = 64,
+    calibrated: bool = True,
+) -> int:
+    """Score an items file on Ray into a labels file (written atomically); returns the count."""
+    from tinyjudge.datasets.jsonl import read_items, write_jsonl
+
+    init_ray(address)
+    items = read_items(items_path)
+    ds = score_dataset(items_to_ray(items), model_dir, actors, batch_size, calibrated)
+    return write_jsonl(out_path, labels_from_ray(ds))
