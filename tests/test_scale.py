@@ -9,6 +9,7 @@ import pytest
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.demo import bundled_sample
 from tinyjudge.distill import LinearRM, load_model
+from tinyjudge.errors import TinyjudgeError
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed")
 
@@ -63,3 +64,19 @@ def test_score_verb_on_ray_writes_the_same_labels(local_ray, tmp_path: Path) -> 
     assert on_ray.exit_code == 0, on_ray.output
     assert "scored on Ray" in on_ray.output
     assert read_labels(tmp_path / "ray.jsonl") == read_labels(tmp_path / "plain.jsonl")
+
+
+def test_judge_fans_out_on_ray_like_a_single_judge(local_ray, monkeypatch) -> None:
+    from tinyjudge.judge import Judge, replay_server
+    from tinyjudge.scale import items_to_ray, judge_dataset, labels_from_ray
+
+    imported = run_import("xstest", bundled_sample())
+    items = imported.items[:120]
+    monkeypatch.setenv("OPENAI_API_KEY", "local-replay")  # read by each actor, never shipped
+    with replay_server(imported.labels, source="judge:gpt-4") as server:
+        kwargs = {"rubric": "compliance", "model": "gpt-4", "base_url": server.base_url}
+        single = Judge(**kwargs).run(items)
+        fanned = labels_from_ray(judge_dataset(items_to_ray(items), actors=2, **kwargs))
+    assert [lab.model_dump() for lab in fanned] == [lab.model_dump() for lab in single]
+    with pytest.raises(TinyjudgeError, match="OPENAI_API_KEY on every node"):
+        judge_dataset(items_to_ray(items), api_key="sk-x", **kwargs)

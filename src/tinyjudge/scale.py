@@ -14,7 +14,7 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +28,7 @@ __all__ = [
     "score_dataset",
     "score_items_on_ray",
     "score_file_on_ray",
+    "judge_dataset",
     "items_to_ray",
     "labels_from_ray",
     "init_ray",
@@ -151,3 +152,47 @@ def score_file_on_ray(
     items = read_items(items_path)
     ds = score_dataset(items_to_ray(items), model_dir, actors, batch_size, calibrated)
     return write_jsonl(out_path, labels_from_ray(ds))
+
+
+class _JudgeActor:
+    """One judge (HTTP client, optional per-node cache) per actor."""
+
+    def __init__(self, judge_kwargs: dict[str, Any]) -> None:
+        from tinyjudge.judge import Judge
+
+        self.judge = Judge(**judge_kwargs)
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        items = [Item.model_validate(json.loads(s)) for s in batch["item"]]
+        labels = self.judge.run(items)
+        return {
+            "index": np.asarray(batch["index"]),
+            "item_id": np.array([it.id for it in items]),
+            "label": np.array([lab.model_dump_json(exclude_none=True) for lab in labels], object),
+        }
+
+
+def judge_dataset(
+    ds: ray.data.Dataset, actors: int = 2, batch_size: int = 32, **judge_kwargs: Any
+) -> ray.data.Dataset:
+    """Judge a Ray Dataset of items with an actor pool; each actor runs its own ``Judge``.
+
+    ``judge_kwargs`` are :class:`tinyjudge.judge.Judge`'s arguments (``rubric``,
+    ``model``, ``base_url``, ``concurrency`` per actor, ...). Give ``cache`` a path
+    on each node's local disk: SQLite must not be shared over a network filesystem.
+    The API key is read from the environment on each node, never shipped with the task.
+    """
+    import ray.data
+
+    if "api_key" in judge_kwargs:
+        raise TinyjudgeError(
+            "don't pass api_key to judge_dataset (it would travel with the task); "
+            "set OPENAI_API_KEY on every node instead"
+        )
+    return ds.map_batches(
+        _JudgeActor,
+        fn_constructor_kwargs={"judge_kwargs": judge_kwargs},
+        batch_size=batch_size,
+        compute=ray.data.ActorPoolStrategy(size=actors),
+        num_cpus=0.5,
+    )
