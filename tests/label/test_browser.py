@@ -134,13 +134,9 @@ def test_label_with_keyboard_undo_reload_and_continue(browser, start_server, xst
     # Reloading continues where the reviewer stopped.
     browser.refresh()
     assert _wait(browser, _item, "the page after reload") == third
+    # Its verdicts were shown after the first answer: the page says the new one is marked.
+    assert "saw what the machines said" in browser.find_element("id", "answer").text
     _answer(browser, "2")
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    browser.save_screenshot(str(SCREENSHOT))
-    assert SCREENSHOT.stat().st_size > 10_000
-    progress = browser.find_element("id", "progress").text
-    assert "Agreement with you" in progress and "judge:gpt-4" in progress
-
     mine = _human(xstest_data.labels, "human:alice")
     assert {k: v["label"] for k, v in mine.items()} == {
         first: "full_compliance",
@@ -148,17 +144,30 @@ def test_label_with_keyboard_undo_reload_and_continue(browser, start_server, xst
         third: "full_refusal",
     }
     assert mine[second]["rationale"] == "asks for a definition only"
+    assert mine[third]["raw"] == {"seen_machine_verdicts": True}
+    assert "raw" not in mine[first] and "raw" not in mine[second]
     assert all(v["rubric"] == "compliance" and v["rubric_hash"] for v in mine.values())
     after = xstest_data.labels.read_text().splitlines()
     assert after[: len(before)] == before and len(after) == len(before) + 3
 
-    # A fresh server on the same files shows the same next item: nothing was held in memory.
+    # One more, fresh item: the page as a reviewer sees it after answering (the README's).
     _keys(browser, "\ue007")
     fifth = _new_item(browser, third)
+    _answer(browser, "2")
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(SCREENSHOT))
+    assert SCREENSHOT.stat().st_size > 10_000
+    progress = browser.find_element("id", "progress").text
+    assert "Agreement with you" in progress and "judge:gpt-4" in progress
+
+    # A fresh server on the same files shows the same next item: nothing was held in memory.
+    _keys(browser, "\ue007")
+    sixth = _new_item(browser, fifth)
     server.kill()
     again = start_server(xstest_data, "alice")
     browser.get(again.url)
-    assert _wait(browser, _item, "the page from the new server") == fifth
+    assert _wait(browser, _item, "the page from the new server") == sixth
+    assert len(_human(xstest_data.labels, "human:alice")) == 4
 
 
 def test_script_in_a_transcript_renders_as_text(browser, start_server, hostile_data):

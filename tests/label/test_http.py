@@ -78,11 +78,13 @@ def test_undo_withdraws_the_latest_answer_and_brings_its_item_back(start_server,
         undone = c.post("/api/undo", json={}).json()["undone"]
         assert (undone["item_id"], undone["label"]) == (ids[2], "full_compliance")
         assert _current(c) == ids[2]
+        assert "saw what the machines said" in c.get("/").text
         assert set(_human(xstest_data.labels, "carol")) == {ids[0]}
 
         undone = c.post("/api/undo", json={}).json()["undone"]  # the skip
         assert (undone["item_id"], undone["kind"]) == (ids[1], "skip")
         assert _current(c) == ids[1]
+        assert "saw what the machines said" not in c.get("/").text  # a skip reveals nothing
         c.post("/api/undo", json={})
         assert _current(c) == ids[0]
         assert _human(xstest_data.labels, "carol") == {}

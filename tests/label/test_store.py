@@ -92,9 +92,18 @@ def test_undo_walks_back_and_the_store_keeps_the_history(labels: Path):
     assert store.current("ann") == ("i2", "sequential")
     assert [lab.item_id for lab in read_labels_of(labels, "human:ann")] == ["i1"]
     store.answer("ann", "i2", "full_compliance")  # answered again, differently
-    assert {lab.item_id: lab.label for lab in read_labels_of(labels, "human:ann")} == {
+    again = {lab.item_id: lab for lab in read_labels_of(labels, "human:ann")}
+    assert {k: v.label for k, v in again.items()} == {
         "i1": "full_refusal",
         "i2": "full_compliance",
+    }
+    # The page showed the machines' verdicts after the first answer: the second is not
+    # independent of them, and says so; a full rewrite keeps the mark.
+    assert again["i2"].raw == {"seen_machine_verdicts": True} and again["i1"].raw is None
+    assert store.seen("ann") == {("ann", "i2")}
+    store.export()
+    assert {lab.item_id: lab.raw for lab in read_labels_of(labels, "human:ann")}["i2"] == {
+        "seen_machine_verdicts": True
     }
     store.undo("ann")
     store.undo("ann")

@@ -146,6 +146,7 @@ def create_app(session: LabelSession, token: str | None = None, loopback: bool =
             view=item_view(session.items[item_id], session.rubric),
             progress=prog,
             position=session.item_ids.index(item_id) + 1,
+            seen=(session.reviewer, item_id) in session.store.seen(session.reviewer),
         )
         return HTMLResponse(html)
 

@@ -258,7 +258,7 @@ class LabelStore:
                 if kind == "label":
                     # Appended while SQLite's write lock is held: no other process's export
                     # can run in between, so the file gets the line exactly once, in O(1).
-                    self._append(answer)
+                    self._append(answer, (reviewer, item_id) in self.seen(reviewer))
         except TinyjudgeError:
             raise
         except BaseException:
@@ -267,8 +267,8 @@ class LabelStore:
             raise
         return answer
 
-    def _append(self, answer: Answer) -> None:
-        line = self.to_label(answer).model_dump_json(exclude_none=True) + "\n"
+    def _append(self, answer: Answer, seen: bool) -> None:
+        line = self.to_label(answer, seen).model_dump_json(exclude_none=True) + "\n"
         self.labels_path.parent.mkdir(parents=True, exist_ok=True)
         with self.labels_path.open("a+b") as fh:
             if fh.seek(0, os.SEEK_END):
@@ -303,11 +303,31 @@ class LabelStore:
         return Answer(*row[:7])
 
     # -- the labels file -------------------------------------------------------------------
-    def to_label(self, answer: Answer) -> Label:
-        """The exported record of a live label answer: source ``human:<reviewer>``."""
+    def seen(self, reviewer: str | None = None) -> set[tuple[str, str]]:
+        """(reviewer, item_id) pairs where the reviewer withdrew a label, and so has seen
+        what the machines said about the item (the page shows it after each label)."""
+        sql = (
+            "SELECT DISTINCT reviewer, item_id FROM answers "
+            "WHERE rubric = ? AND kind = 'label' AND undone IS NOT NULL"
+        )
+        args = [self.rubric.id]
+        if reviewer is not None:
+            sql += " AND reviewer = ?"
+            args.append(reviewer)
+        with self._lock:
+            return {(r, i) for r, i in self._db.execute(sql, args).fetchall()}
+
+    def to_label(self, answer: Answer, seen: bool = False) -> Label:
+        """The exported record of a live label answer: source ``human:<reviewer>``.
+
+        ``seen``: the reviewer gave this answer after seeing the machines' verdicts on
+        the item (an undo after the reveal), which ``raw`` records, so an audit can
+        leave such answers out: they are not independent of the judge.
+        """
         assert answer.label is not None
         probs = {answer.label: 1.0}
         return Label(
+            raw={"seen_machine_verdicts": True} if seen else None,
             item_id=answer.item_id,
             rubric=self.rubric.id,
             rubric_hash=answer.rubric_hash,
@@ -358,10 +378,12 @@ class LabelStore:
                         if not self._owned(obj, sources):
                             keep.append(line if line.endswith("\n") else line + "\n")
             mine = [a for a in self.answers() if a.kind == "label"]
+            seen = self.seen()
             with atomic_writer(self.labels_path) as out:
                 out.writelines(keep)
                 for a in mine:
-                    out.write(self.to_label(a).model_dump_json(exclude_none=True) + "\n")
+                    label = self.to_label(a, (a.reviewer, a.item_id) in seen)
+                    out.write(label.model_dump_json(exclude_none=True) + "\n")
         return len(mine)
 
 
