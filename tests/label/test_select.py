@@ -15,37 +15,39 @@ IDS = [f"i{i}" for i in range(40)]
 R = "full_refusal"
 
 
-def _drain(sel: Selector, reviewer: str) -> list[str]:
+def _drain(sel: Selector) -> list[str]:
     done: list[str] = []
-    while (nxt := sel.next_item(reviewer, set(done))) is not None:
+    while (nxt := sel.next_item(set(done))) is not None:
         done.append(nxt[0])
     return done
 
 
 def test_sequential_follows_the_file_and_skips_what_is_done():
     sel = Selector(IDS, "sequential")
-    assert sel.next_item("a", {"i0", "i2"}) == ("i1", "sequential")
-    assert _drain(sel, "a") == IDS
+    assert sel.next_item({"i0", "i2"}) == ("i1", "sequential")
+    assert _drain(sel) == IDS
 
 
-def test_random_is_a_fixed_shuffle_per_reviewer():
+def test_random_is_one_fixed_shuffle_so_reviewers_overlap():
     sel = Selector(IDS, "random")
-    order_a = _drain(sel, "alice")
-    assert sorted(order_a) == sorted(IDS) and order_a != IDS
-    assert _drain(sel, "alice") == order_a  # a restart continues the same order
-    assert _drain(sel, "bob") != order_a
-    done = set(order_a[:5])
-    assert sel.next_item("alice", done) == (order_a[5], "random")
+    order = _drain(sel)
+    assert sorted(order) == sorted(IDS) and order != IDS
+    # A restart, or a second reviewer, gets the same order: their labels overlap.
+    assert _drain(Selector(IDS, "random")) == order
+    # A reviewer who skipped item 2 goes on with the rest of the same order.
+    assert sel.next_item({*order[:2], order[2]}) == (order[3], "random")
 
 
 def test_active_covers_every_item_once_and_never_repeats():
     cheap = np.linspace(0.0, 1.0, len(IDS))
     sel = Selector(IDS, "active", cheap)
-    order = _drain(sel, "alice")
+    order = _drain(sel)
     assert sorted(order) == sorted(IDS)
-    first = sel.next_item("alice", set())
+    first = sel.next_item(set())
     assert first is not None and first[1] == "active"
-    assert sel.next_item("alice", set()) == first  # the same state offers the same item
+    # The same labelled set offers the same item: a second reviewer follows the first.
+    assert Selector(IDS, "active", cheap).next_item(set()) == first
+    assert _drain(Selector(IDS, "active", cheap)) == order
 
 
 def test_active_labels_every_cheap_score_bin_first():
@@ -53,7 +55,7 @@ def test_active_labels_every_cheap_score_bin_first():
     # before Neyman allocation starts, so the stratified estimate exists early.
     cheap = np.array([0.05] * 20 + [0.5] * 10 + [0.95] * 10)
     sel = Selector(IDS, "active", cheap)
-    order = _drain(sel, "alice")
+    order = _drain(sel)
     bins = [int(cheap[IDS.index(i)] * 5) for i in order[:6]]
     assert sorted(bins) == [0, 0, 2, 2, 4, 4]
 

@@ -68,7 +68,7 @@ class LabelSession:
         if self.done():
             return None
         finished = {a.item_id for a in self.store.answers(self.reviewer)}
-        nxt = self.selector.next_item(self.reviewer, finished)
+        nxt = self.selector.next_item(finished)
         if nxt is None:
             return None
         self.store.assign(self.reviewer, nxt[0], nxt[1])

@@ -107,9 +107,13 @@ class Selector:
 
     Args:
         item_ids: every item, in file order.
-        mode: ``sequential`` (file order), ``random`` (a fixed shuffle per reviewer, so a
-            restart continues the same order) or ``active``.
+        mode: ``sequential`` (file order), ``random`` (one fixed shuffle, so a restart
+            continues the same order) or ``active``.
         cheap: cheap scores in [0, 1] per item; required for ``active``.
+
+    Every reviewer gets the same order (the same shuffle; the same active pick from the
+    same labelled set), so two reviewers label the same items and their agreement can
+    be measured; a reviewer who skips simply moves on.
     """
 
     def __init__(
@@ -126,9 +130,10 @@ class Selector:
         self.mode = mode
         self.cheap = cheap
 
-    def next_item(self, reviewer: str, done: set[str]) -> tuple[str, str] | None:
-        """The next item for ``reviewer`` among those not in ``done``, and how it was chosen
-        (``sequential``, ``random`` or ``active``); None when all are done.
+    def next_item(self, done: set[str]) -> tuple[str, str] | None:
+        """The next item among those not in ``done`` (a reviewer's answered and skipped
+        items), and how it was chosen (``sequential``, ``random`` or ``active``); None
+        when all are done.
         """
         todo = [i for i, item_id in enumerate(self.item_ids) if item_id not in done]
         if not todo:
@@ -136,14 +141,16 @@ class Selector:
         if self.mode == "sequential":
             return self.item_ids[todo[0]], "sequential"
         if self.mode == "random":
-            order = np.random.default_rng(_seed("random", reviewer)).permutation(len(self.item_ids))
+            order = np.random.default_rng(_seed("random", len(self.item_ids))).permutation(
+                len(self.item_ids)
+            )
             first = next(i for i in order if self.item_ids[i] not in done)
             return self.item_ids[int(first)], "random"
         from tinyjudge.audit.estimate import select_for_labelling
 
         assert self.cheap is not None
         labelled = np.array([item_id in done for item_id in self.item_ids], dtype=bool)
-        # Seeded by what is done so far, so the same state always offers the same item.
-        rng = np.random.default_rng(_seed("active", reviewer, len(done)))
+        # Seeded by how much is done, so the same state always offers the same item.
+        rng = np.random.default_rng(_seed("active", len(done)))
         (picked,) = select_for_labelling(self.cheap, labelled, k=1, rng=rng)
         return self.item_ids[int(picked)], "active"
