@@ -119,3 +119,19 @@ def test_load_rejects_spoiled_dirs(fitted, tmp_path: Path, spoil, match: str) ->
     spoil(d)
     with pytest.raises(TinyjudgeError, match=match):
         load_model(d)
+
+
+def test_load_model_applies_a_saved_calibration(fitted, tmp_path: Path) -> None:
+    from tinyjudge.calibrate import TemperatureScaling, save_calibrator
+
+    model, ts, val = fitted
+    d = model.save(tmp_path / "m")
+    items = [ts.items[i] for i in val]
+    raw = model.predict_proba(items)
+    y = [model.classes_.index(ts.y_hard[i]) for i in val]
+    cal = TemperatureScaling().fit(raw, y)
+    save_calibrator(cal, d)
+    calibrated = load_model(d)
+    np.testing.assert_allclose(calibrated.predict_proba(items), cal.predict_proba(raw), atol=1e-9)
+    np.testing.assert_array_equal(load_model(d, calibrated=False).predict_proba(items), raw)
+    assert not np.allclose(calibrated.predict_proba(items), raw)

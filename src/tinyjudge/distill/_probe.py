@@ -4,8 +4,9 @@ A mean-pooled embedding of prompt and response alone reached only about 0.67
 kappa with GPT-4 on XSTest, below TF-IDF (about 0.80): what a reply *does*
 (refuse, comply) sits in its opening words and gets averaged away in a long
 answer. So the probe embeds the reply's opening on its own, the whole reply
-(chunked, never truncated) and the request, and puts these beside the linear
-tier's TF-IDF features under one logistic-regression head.
+(chunked, never truncated), and puts these beside the linear
+tier's TF-IDF features under one logistic-regression head. The request's
+embedding did not help on XSTest and is off by default.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ __all__ = ["ProbeRM"]
 
 
 class ProbeRM(RewardModel):
-    """Frozen-encoder embeddings (reply opening, reply, request) + TF-IDF, logistic head.
+    """Frozen-encoder embeddings (reply opening, whole reply) + TF-IDF, logistic head.
 
     Args:
         rubric: the rubric (or its name) whose labels are the classes.
@@ -42,8 +43,10 @@ class ProbeRM(RewardModel):
             (and given character n-grams).
         emb_weight: scale of the embedding blocks against the TF-IDF blocks.
         text_features: include the linear tier's TF-IDF features.
-        views: which texts are embedded: a comma-separated subset of
-            ``opening`` (the reply's start), ``response`` and ``context``.
+        views: which texts are embedded: a comma-separated subset of ``opening``
+            (the reply's start), ``response`` (all of it), ``closing`` (its end)
+            and ``context`` (the request). The defaults were chosen by 5-fold
+            grouped CV on XSTest (bench/distill_fidelity.py).
         max_length: tokens per encoder chunk.
         batch_size: chunks per encoder forward pass.
         bf16: bfloat16 autocast for the encoder (``None``: when the CPU has BF16 units).
@@ -57,11 +60,11 @@ class ProbeRM(RewardModel):
         rubric: Rubric | str = "compliance",
         name: str | None = None,
         encoder: str = MINILM,
-        C: float = 10.0,
+        C: float = 3.0,
         opening_chars: int = 150,
-        emb_weight: float = 1.0,
+        emb_weight: float = 0.7,
         text_features: bool = True,
-        views: str = "opening,response,context",
+        views: str = "opening,response",
         max_length: int = 256,
         batch_size: int = 32,
         bf16: bool | None = None,
@@ -100,6 +103,7 @@ class ProbeRM(RewardModel):
         texts = {
             "opening": lambda v: opening(v.response, self.opening_chars),
             "response": lambda v: v.response,
+            "closing": lambda v: v.response[-self.opening_chars :],
             "context": lambda v: v.context,
         }
         blocks = [enc.embed([texts[name](v) for v in views]) for name in self._views()]
@@ -107,13 +111,13 @@ class ProbeRM(RewardModel):
 
     def _views(self) -> list[str]:
         names = [v.strip() for v in self.views.split(",") if v.strip()]
-        bad = sorted(set(names) - {"opening", "response", "context"})
+        bad = sorted(set(names) - {"opening", "response", "closing", "context"})
         if bad or not names:
             from tinyjudge.errors import TinyjudgeError
 
             raise TinyjudgeError(
                 f"views {self.views!r}: expected a comma-separated subset of "
-                "opening,response,context"
+                "opening,response,closing,context"
             )
         return names
 
