@@ -1,29 +1,106 @@
 """Tinyjudge: judge agent trajectories, distill the judge, calibrate and audit.
 
-Importing this package is cheap: heavy modules (torch, transformers) load only
-when a name that needs them is used.
+The dozen names a notebook needs, one per step of the loop::
+
+    items = read_items("items.jsonl")                 # or run_import("xstest", folder)
+    labels = Judge("compliance", model="gpt-4o").run(items)
+    model = distill(items, labels, "judge:gpt-4o", "compliance").model
+    report = build_report(labels + human_labels, items, reference="human:final")
+    rates = estimate_rates(labels + human_labels, items, cheap="judge:gpt-4o",
+                           human="human:final")
+
+Importing this package is cheap: the records, errors, rubrics and JSONL readers
+load at once; the names that need scikit-learn, torch, transformers or openai
+(``Judge``, ``distill``, ``load_model``, ``TemperatureScaling``, ...) load their
+module on first use.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from tinyjudge.datasets.jsonl import read_items, read_labels, write_jsonl
 from tinyjudge.errors import DataError, TinyjudgeError
 from tinyjudge.records import Hint, Item, Label, Message
 from tinyjudge.rubric import Rubric, load_rubric
 
+if TYPE_CHECKING:
+    from tinyjudge.audit import (
+        bootstrap_ci,
+        build_report,
+        cohen_kappa,
+        estimate_rate,
+        krippendorff_alpha,
+        write_report,
+    )
+    from tinyjudge.audit.estimate import estimate_rates
+    from tinyjudge.calibrate import TemperatureScaling, VectorScaling
+    from tinyjudge.datasets.importers import run_import
+    from tinyjudge.distill import distill, load_model
+    from tinyjudge.judge import Judge
+
 __version__ = "0.1.0"
 
+# name -> the module that defines it; loaded on first attribute access (PEP 562)
+_LAZY = {
+    "run_import": "tinyjudge.datasets.importers",
+    "Judge": "tinyjudge.judge",
+    "distill": "tinyjudge.distill",
+    "load_model": "tinyjudge.distill",
+    "TemperatureScaling": "tinyjudge.calibrate",
+    "VectorScaling": "tinyjudge.calibrate",
+    "cohen_kappa": "tinyjudge.audit",
+    "krippendorff_alpha": "tinyjudge.audit",
+    "bootstrap_ci": "tinyjudge.audit",
+    "build_report": "tinyjudge.audit",
+    "write_report": "tinyjudge.audit",
+    "estimate_rate": "tinyjudge.audit",
+    "estimate_rates": "tinyjudge.audit.estimate",
+}
+
 __all__ = [
+    # records and data
     "Item",
     "Label",
     "Message",
     "Hint",
-    "Rubric",
-    "load_rubric",
     "read_items",
     "read_labels",
     "write_jsonl",
+    "run_import",
+    # rubrics and the judge
+    "Rubric",
+    "load_rubric",
+    "Judge",
+    # reward models and calibration
+    "distill",
+    "load_model",
+    "TemperatureScaling",
+    "VectorScaling",
+    # audit and estimates
+    "cohen_kappa",
+    "krippendorff_alpha",
+    "bootstrap_ci",
+    "build_report",
+    "write_report",
+    "estimate_rate",
+    "estimate_rates",
+    # errors
     "TinyjudgeError",
     "DataError",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tinyjudge' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,5 +1,9 @@
 """Percentile bootstrap confidence intervals, resampling whole clusters when asked.
 
+A neutral low-level module: ``calibrate`` (metric intervals) and ``audit``
+(agreement intervals) both build on it, and neither imports the other for it.
+The public names are re-exported as ``tinyjudge.audit.bootstrap_ci`` etc.
+
 Items that share a prompt are not independent: a judge that misreads one prompt
 misreads all five answers to it. Resampling prompts (clusters) rather than items
 gives intervals that account for that; with ``groups=None`` it is the ordinary

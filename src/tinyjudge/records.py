@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tinyjudge.errors import TinyjudgeError
 
 __all__ = [
     "Role",
@@ -22,6 +25,7 @@ __all__ = [
     "Hint",
     "Label",
     "content_text",
+    "index_labels",
 ]
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
@@ -187,3 +191,27 @@ class Label(_Record):
             if self.probs and abs(total - 1.0) > 1e-3:
                 raise ValueError(f'"probs" must sum to 1, got {total:.4f}')
         return self
+
+
+def index_labels(labels: Iterable[Label], rubric: str | None = None) -> dict[str, dict[str, Label]]:
+    """``{source: {item_id: label}}``; a later label for the same item and source wins.
+
+    Raises:
+        TinyjudgeError: the labels mix rubrics and no ``rubric`` was chosen, since
+            a source's verdicts under two rubrics are not one rater's ratings.
+    """
+    out: dict[str, dict[str, Label]] = {}
+    rubrics: dict[str, set[str]] = {}
+    for lab in labels:
+        if rubric is not None and lab.rubric != rubric:
+            continue
+        rubrics.setdefault(lab.source, set()).add(lab.rubric)
+        out.setdefault(lab.source, {})[lab.item_id] = lab
+    mixed = {s: sorted(r) for s, r in rubrics.items() if len(r) > 1}
+    if mixed:
+        source, names = next(iter(mixed.items()))
+        raise TinyjudgeError(
+            f"source {source!r} has labels under several rubrics {names}; "
+            "choose one with rubric=..."
+        )
+    return out

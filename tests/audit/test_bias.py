@@ -99,6 +99,20 @@ def test_position_bias_clusters_widen_the_interval() -> None:
     assert clustered.ci[1] - clustered.ci[0] > 1.5 * (flat.ci[1] - flat.ci[0])
 
 
+def test_items_without_a_group_key_are_their_own_clusters() -> None:
+    # bias_report maps every item to item.get(group_by), None where the key is absent;
+    # those items must stay separate clusters, not collapse into one cluster "None"
+    # (one cluster resampled gives the degenerate interval [estimate, estimate]).
+    labels = [_pair_label(str(i), "a", "b" if i % 3 == 0 else "a") for i in range(60)]
+    flat = position_bias(labels, n_boot=300)
+    no_key = position_bias(labels, groups={str(i): None for i in range(60)}, n_boot=300)
+    assert no_key.ci == flat.ci
+    assert no_key.ci[0] < no_key.flip_rate < no_key.ci[1]
+    items = [_pair(str(i), "x" * (1 + i % 7), "y" * 3) for i in range(60)]
+    got = bias_report(labels, items, group_by="metadata.prompt_id", level=0.9, n_boot=300)
+    assert tuple(got["position"]["judge:x"]["ci"]) == flat.ci
+
+
 def test_position_bias_reproduces_llmbar_published_swap_agreement(llmbar) -> None:
     # LLMBar's statistics.json gives "equal": pairs whose swap=False and swap=True winners
     # agree (a pair with no winner in both orders counts as equal there).

@@ -289,3 +289,17 @@ def test_import_then_audit_on_the_full_xstest_from_the_command_line(
     assert max(kappa, key=kappa.get) == "gpt4" and min(kappa, key=kappa.get) == "mistralinstruct"
     page = (tmp_path / "xs.html").read_text()
     assert "mistralinstruct" in page and "<h2>Summary</h2>" in page
+
+
+def test_report_with_rubric_keeps_other_rubrics_out_of_bias_and_estimates() -> None:
+    # judge:y labelled the same items under two rubrics; with rubric="r" chosen, its "s"
+    # labels must not pose as a second sample of the same item (self-consistency).
+    labels = []
+    for i, (ref, other) in enumerate([("yes", "yes"), ("no", "no"), ("yes", "no")] * 4):
+        labels.append(Label(item_id=str(i), rubric="r", source="human:x", label=ref))
+        labels.append(Label(item_id=str(i), rubric="r", source="judge:y", label=other))
+        labels.append(Label(item_id=str(i), rubric="s", source="judge:y", label="no"))
+    data = build_report(labels, reference="human:x", rubric="r", n_boot=20).data
+    assert data["meta"]["rubrics"] == ["r"]
+    assert data["bias"]["self_consistency"] == {}
+    assert not any("several rubrics" in note for note in data["estimates"]["notes"])

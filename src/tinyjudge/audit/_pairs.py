@@ -10,9 +10,16 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal, NamedTuple
 
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Label
+from tinyjudge.records import Label, index_labels
 
-__all__ = ["PairedLabels", "index_labels", "pair_labels", "ratings_matrix", "label_value"]
+__all__ = [
+    "PairedLabels",
+    "index_labels",
+    "source_table",
+    "pair_labels",
+    "ratings_matrix",
+    "label_value",
+]
 
 Value = Literal["label", "score"]
 
@@ -51,28 +58,23 @@ def label_value(label: Label, value: Value = "label") -> Any:
     return label.label if value == "label" else label.score
 
 
-def index_labels(labels: Iterable[Label], rubric: str | None = None) -> dict[str, dict[str, Label]]:
-    """``{source: {item_id: label}}``; a later label for the same item and source wins.
+def source_table(
+    labels: Iterable[Label] | dict[str, dict[str, Label]],
+    sources: Sequence[str],
+    rubric: str | None = None,
+) -> dict[str, dict[str, Label]]:
+    """:func:`index_labels` (unless ``labels`` already is its output), checking ``sources``.
 
     Raises:
-        TinyjudgeError: the labels mix rubrics and no ``rubric`` was chosen, since
-            a source's verdicts under two rubrics are not one rater's ratings.
+        TinyjudgeError: one of ``sources`` has no labels (the message lists those present).
     """
-    out: dict[str, dict[str, Label]] = {}
-    rubrics: dict[str, set[str]] = {}
-    for lab in labels:
-        if rubric is not None and lab.rubric != rubric:
-            continue
-        rubrics.setdefault(lab.source, set()).add(lab.rubric)
-        out.setdefault(lab.source, {})[lab.item_id] = lab
-    mixed = {s: sorted(r) for s, r in rubrics.items() if len(r) > 1}
-    if mixed:
-        source, names = next(iter(mixed.items()))
+    by_source = labels if isinstance(labels, dict) else index_labels(labels, rubric)
+    missing = [s for s in sources if s not in by_source]
+    if missing:
         raise TinyjudgeError(
-            f"source {source!r} has labels under several rubrics {names}; "
-            "choose one with rubric=..."
+            f"no labels from source {missing[0]!r}; sources present: {sorted(by_source)}"
         )
-    return out
+    return by_source
 
 
 def _usable(label: Label, value: Value) -> bool:
@@ -100,12 +102,7 @@ def pair_labels(
     Raises:
         TinyjudgeError: a source has no labels at all (the message lists the sources present).
     """
-    by_source = labels if isinstance(labels, dict) else index_labels(labels, rubric)
-    for s in (a, b):
-        if s not in by_source:
-            raise TinyjudgeError(
-                f"no labels from source {s!r}; sources present: {sorted(by_source)}"
-            )
+    by_source = source_table(labels, (a, b), rubric)
     la, lb = by_source[a], by_source[b]
     ids: list[str] = []
     va: list[Any] = []
@@ -141,12 +138,7 @@ def ratings_matrix(
     Returns:
         ``(item_ids, rows)`` with one row per source, in the order of ``sources``.
     """
-    by_source = labels if isinstance(labels, dict) else index_labels(labels, rubric)
-    missing = [s for s in sources if s not in by_source]
-    if missing:
-        raise TinyjudgeError(
-            f"no labels from sources {missing}; sources present: {sorted(by_source)}"
-        )
+    by_source = source_table(labels, sources, rubric)
     item_ids = list(dict.fromkeys(i for s in sources for i in by_source[s]))
     rows = []
     for s in sources:

@@ -11,13 +11,13 @@ share a prompt. :func:`pair_labels` lines up two sources' Label records by item.
 
 from __future__ import annotations
 
+from tinyjudge._stats import BootstrapCI, bootstrap_ci, bootstrap_many, cluster_indices
 from tinyjudge.audit._alpha import (
     Level,
     alpha_from_confusion,
     alpha_from_value_counts,
     krippendorff_alpha,
 )
-from tinyjudge.audit._bootstrap import BootstrapCI, bootstrap_ci, bootstrap_many, cluster_indices
 from tinyjudge.audit._kappa import (
     ConfusionMatrix,
     Weights,

@@ -19,8 +19,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from tinyjudge._stats import BootstrapCI, bootstrap_ci, bootstrap_many
 from tinyjudge.audit._alpha import alpha_from_confusion, alpha_from_value_counts
-from tinyjudge.audit._bootstrap import BootstrapCI, bootstrap_ci, bootstrap_many
 from tinyjudge.audit._encode import encode
 from tinyjudge.audit._kappa import kappa_from_confusion, kendall, spearman, weight_matrix
 from tinyjudge.audit._pairs import index_labels, pair_labels, ratings_matrix
@@ -292,7 +292,9 @@ def build_report(
         TinyjudgeError: an unknown reference (the message lists the sources), or
             ``group_by``/``slice_by`` without items.
     """
-    table = index_labels(labels, rubric)
+    # the bias probes and estimates read Label lists, not the table: filter them alike
+    labels = [lab for lab in labels if rubric is None or lab.rubric == rubric]
+    table = index_labels(labels)
     if reference not in table:
         raise TinyjudgeError(f"no labels from reference {reference!r}; sources: {sorted(table)}")
     if (group_by or slice_by) and items is None:

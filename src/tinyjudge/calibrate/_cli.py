@@ -21,13 +21,13 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from tinyjudge.calibrate._calibrators import make_calibrator
+from tinyjudge.calibrate._calibrators import BaseCalibrator, make_calibrator
 from tinyjudge.calibrate._crossfit import CrossFitResult, cross_fit
 from tinyjudge.calibrate._data import probs_matrix, save_calibrator
 from tinyjudge.calibrate._metrics import METRICS
 from tinyjudge.calibrate._plot import reliability_diagram
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Item, Label
+from tinyjudge.records import Item, Label, index_labels
 
 __all__ = ["calibrate_command", "calibrate_model", "calibrate_source", "model_card_section"]
 
@@ -42,7 +42,6 @@ NAMES = {
 
 
 def _human_targets(labels: Sequence[Label], human: str) -> tuple[dict[str, str], int]:
-    from tinyjudge.audit._pairs import index_labels
 
     table = index_labels(labels)
     if human not in table:
@@ -60,12 +59,34 @@ def _groups(ids: Sequence[str], items: dict[str, Item], group_by: str | None) ->
     return [(items[i].get(group_by) if i in items else None) or i for i in ids]
 
 
-def _fit(P, y, classes, groups, method, n_splits, n_boot, seed):
+def _fit(
+    P: np.ndarray,
+    y: list[str],
+    classes: list[str],
+    groups: list[Any] | None,
+    method: str,
+    n_splits: int,
+    n_boot: int,
+    seed: int,
+) -> tuple[BaseCalibrator, CrossFitResult]:
+    """Cross-fit for honest figures, then fit the calibrator to keep on every item."""
     cf = cross_fit(
         method, P, y, classes=classes, groups=groups, n_splits=n_splits, n_boot=n_boot, seed=seed
     )
     cal = make_calibrator(method, classes).fit(P, y)
     return cal, cf
+
+
+def _save(cal: BaseCalibrator, cf: CrossFitResult, out: Path, what: str, console: Console) -> None:
+    """Write ``calibration.json`` and the before/after reliability diagram; print the table."""
+    save_calibrator(cal, out)
+    reliability_diagram(
+        cf.y,
+        {"before": cf.before, f"after {cf.method} (held out)": cf.after},
+        out / "calibration.png",
+        title=what,
+    )
+    _print(console, cf, f"{cf.method} calibration of {what}")
 
 
 def _summary(cf: CrossFitResult) -> dict[str, Any]:
@@ -174,16 +195,9 @@ def calibrate_model(
         if out.exists() and any(out.iterdir()):
             raise TinyjudgeError(f"--out {out} exists and is not empty; choose a new folder")
         shutil.copytree(model_dir, out, dirs_exist_ok=True)
-    save_calibrator(cal, out)
-    reliability_diagram(
-        cf.y,
-        {"before": cf.before, f"after {method} (held out)": cf.after},
-        out / "calibration.png",
-        title=f"{model_dir.name} against {human}",
-    )
+    _save(cal, cf, out, f"{model_dir.name} against {human}", console)
     section = model_card_section(cf, human, n_splits, group_by, "calibration.png")
     _update_card(out / "README.md", section)
-    _print(console, cf, f"{method} calibration of {model_dir.name} against {human}")
     extra = f", {unscored} unscored {human} labels left out" if unscored else ""
     console.print(f"{len(ids)} items{extra}; wrote {out / 'calibration.json'}")
     return {"n": len(ids), "unscored": unscored, "method": method, **_summary(cf)}
@@ -211,7 +225,6 @@ def calibrate_source(
     probabilities, so an audit of the new source stays honest; the others get the
     full calibrator's), ``OUT/metrics.json`` and ``OUT/calibration.png``.
     """
-    from tinyjudge.audit._pairs import index_labels
     from tinyjudge.datasets.jsonl import read_items, write_jsonl
     from tinyjudge.datasets.jsonl import read_labels as read
 
@@ -250,7 +263,7 @@ def calibrate_source(
         update = {"source": new_source, "probs": probs, "label": classes[int(row.argmax())]}
         out_labels.append(lab.model_copy(update=update | {"score": None}))
     out = Path(out_dir)
-    save_calibrator(cal, out)
+    _save(cal, cf, out, f"{source} against {human}", console)
     write_jsonl(out / "labels.jsonl", out_labels)
     summary = {
         "source": source,
@@ -262,13 +275,6 @@ def calibrate_source(
         **_summary(cf),
     }
     (out / "metrics.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    reliability_diagram(
-        cf.y,
-        {"before": cf.before, f"after {method} (held out)": cf.after},
-        out / "calibration.png",
-        title=f"{source} against {human}",
-    )
-    _print(console, cf, f"{method} calibration of {source} against {human}")
     console.print(f"{len(ids)} items; wrote {out}/calibration.json, labels.jsonl ({new_source})")
     return summary
 

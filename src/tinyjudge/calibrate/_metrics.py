@@ -12,6 +12,7 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
+from tinyjudge._stats import bootstrap_many
 from tinyjudge.calibrate._calibrators import check_probs
 from tinyjudge.errors import TinyjudgeError
 
@@ -173,7 +174,5 @@ def calibration_metrics(
     Returns:
         ``{"ece": BootstrapCI, "ece_mass": ..., "mce": ..., "brier": ..., "nll": ...}``.
     """
-    from tinyjudge.audit._bootstrap import bootstrap_many
-
     y, P = _check(y, P)
     return bootstrap_many(METRICS, y, P, groups=groups, n_boot=n_boot, level=level, seed=seed)

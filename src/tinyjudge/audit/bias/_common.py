@@ -8,14 +8,26 @@ from typing import Any
 
 import numpy as np
 
-from tinyjudge.audit._bootstrap import bootstrap_ci
+from tinyjudge._stats import bootstrap_ci
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Label
 
-__all__ = ["Interval", "mean_ci", "one_source"]
+__all__ = ["Interval", "cluster_keys", "mean_ci", "one_source"]
 
 Interval = tuple[float, float]
 _NAN_CI: Interval = (math.nan, math.nan)
+
+
+def cluster_keys(ids: Sequence[str], groups: Mapping[str, Any] | None) -> list[Any] | None:
+    """The bootstrap cluster of each item: its group, or the item itself when it has none.
+
+    An item whose group is absent or None (e.g. items without the ``group_by`` key)
+    is its own cluster; lumping all of them into one cluster ``None`` would make
+    the interval far too narrow.
+    """
+    if groups is None:
+        return None
+    return [("group", g) if (g := groups.get(i)) is not None else ("item", i) for i in ids]
 
 
 def mean_ci(
@@ -29,9 +41,13 @@ def mean_ci(
     """Percentile bootstrap interval of a mean, by cluster when ``groups`` is given."""
     if values.size == 0:
         return _NAN_CI
-    keys = [groups.get(i, i) for i in ids] if groups is not None else None
     ci = bootstrap_ci(
-        lambda v: float(np.mean(v)), values, groups=keys, n_boot=n_boot, level=level, seed=seed
+        lambda v: float(np.mean(v)),
+        values,
+        groups=cluster_keys(ids, groups),
+        n_boot=n_boot,
+        level=level,
+        seed=seed,
     )
     return (ci.low, ci.high)
 

@@ -8,12 +8,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tinyjudge.audit._bootstrap import bootstrap_ci
+from tinyjudge._stats import bootstrap_ci
 from tinyjudge.audit.lengths import message_token_text
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label, Message
 
-from ._common import Interval, mean_ci, one_source
+from ._common import Interval, cluster_keys, mean_ci, one_source
 
 __all__ = ["VerbosityBias", "verbosity_bias", "longer_wins", "response_length"]
 
@@ -139,12 +139,11 @@ def verbosity_bias(
         raise TinyjudgeError("the reference gave no a/b verdict on the pairs the source judged")
     j = np.asarray([judge[i] for i in both])
     r = np.asarray([ref[i] for i in both])
-    keys = [groups.get(i, i) for i in both] if groups is not None else None
     diff = bootstrap_ci(
         lambda x, y: float(np.mean(x) - np.mean(y)),
         j,
         r,
-        groups=keys,
+        groups=cluster_keys(both, groups),
         n_boot=n_boot,
         level=level,
         seed=seed,
