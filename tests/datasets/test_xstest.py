@@ -230,3 +230,17 @@ def test_imported_marks_survive_construction() -> None:
     done = Imported(items=[], labels=[], bad=[err])
     assert done.bad == [err]
     assert done.before_first_bad().items == []
+
+
+def test_a_row_that_is_not_utf8_is_one_bad_record(copy: Path) -> None:
+    path = copy / "xstest_v2_completions_gpt4_gpteval.csv"
+    _rewrite(path, lambda rows: rows[3].__setitem__(4, "MARK"))
+    line = _line_of_row(path, 2)
+    # A Latin-1 byte where UTF-8 was expected (a file saved by a spreadsheet, say).
+    path.write_bytes(path.read_bytes().replace(b"MARK", b"caf\xe9"))
+    match = rf"gpt4_gpteval\.csv:{line}: not UTF-8 text \(byte 0xe9\)"
+    with pytest.raises(ImportStopped, match=match) as info:
+        run_import("xstest", copy)
+    assert len(info.value.kept.items) == 2
+    skipped = run_import("xstest", copy, skip_bad=True)
+    assert len(skipped.items) == 499 and [e.line for e in skipped.bad] == [line]

@@ -147,6 +147,17 @@ def test_metrics_count_errors_and_latency(linear_model) -> None:
     assert 'tinyjudge_request_seconds_bucket{path="/score",le="+Inf"} 1' in text
 
 
+def test_metrics_lump_unknown_paths_together(linear_model) -> None:
+    # Without the token, a client probing random paths must not grow the metrics.
+    with running(create_app(linear_model, token="s3cret")) as url:
+        codes = [httpx.get(f"{url}/probe/{i}").status_code for i in range(3)]
+        auth = {"authorization": "Bearer s3cret"}
+        text = httpx.get(f"{url}/metrics", headers=auth).text
+    assert codes == [401, 401, 401]
+    assert 'tinyjudge_requests_total{path="other",code="401"} 3' in text
+    assert "/probe/" not in text
+
+
 @pytest.mark.parametrize(
     ("host", "loopback"),
     [

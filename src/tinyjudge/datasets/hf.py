@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tinyjudge.records import Item, Label
 
@@ -41,8 +41,11 @@ def to_dataset(records: Iterable[Item] | Iterable[Label]) -> Dataset:
     return ds
 
 
-def from_dataset(ds: Dataset, model: type[Item] | type[Label]) -> list[Item] | list[Label]:
-    """Turn rows written by :func:`to_dataset` back into records."""
+R = TypeVar("R", Item, Label)
+
+
+def from_dataset(ds: Dataset, model: type[R]) -> list[R]:
+    """Turn rows written by :func:`to_dataset` back into records (``Item`` or ``Label``)."""
     out = []
     for row in ds:
         row = dict(row)

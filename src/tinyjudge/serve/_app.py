@@ -41,6 +41,10 @@ class RewardRequest(BaseModel):
     prompts: list[str] | None = None
 
 
+# the routes below; the metrics count any other path as "other"
+PATHS = frozenset({"/score", "/get_reward", "/health", "/metrics"})
+
+
 def query_to_item(query: str, prompt: str | None, index: int) -> Item:
     """Turn an RL rollout's text into an item: the prompt as user turn when it is known."""
     if prompt and query.startswith(prompt):
@@ -102,7 +106,9 @@ def create_app(
 
     app = FastAPI(title=f"tinyjudge reward server ({model.name})", lifespan=lifespan)
     app.state.metrics = metrics
-    app.add_middleware(Guard, metrics=metrics, token=token, max_body_bytes=max_body_bytes)
+    app.add_middleware(
+        Guard, metrics=metrics, token=token, max_body_bytes=max_body_bytes, paths=PATHS
+    )
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -126,7 +132,7 @@ def create_app(
         if req.prompts is not None and len(req.prompts) != len(req.query):
             msg = f'"prompts" has {len(req.prompts)} entries but "query" has {len(req.query)}'
             return JSONResponse({"detail": msg}, status_code=422)
-        prompts = req.prompts or [None] * len(req.query)
+        prompts: list[str | None] = [*req.prompts] if req.prompts else [None] * len(req.query)
         items = [
             query_to_item(q, p, i) for i, (q, p) in enumerate(zip(req.query, prompts, strict=True))
         ]

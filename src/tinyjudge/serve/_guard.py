@@ -33,11 +33,22 @@ class Guard:
         metrics: where requests, status codes and latencies are counted.
         token: the bearer token every path but ``/health`` needs; None = open.
         max_body_bytes: the largest request body accepted.
+        paths: the paths the app serves; requests for any other path are counted
+            under ``other``, so that anyone (even without the token) probing random
+            paths cannot grow the metrics without bound. None counts every path.
     """
 
-    def __init__(self, app: ASGIApp, metrics: Metrics, token: str | None, max_body_bytes: int):
+    def __init__(
+        self,
+        app: ASGIApp,
+        metrics: Metrics,
+        token: str | None,
+        max_body_bytes: int,
+        paths: frozenset[str] | None = None,
+    ):
         self.app = app
         self.metrics = metrics
+        self.paths = paths
         self.expected = f"Bearer {token}".encode() if token else None
         self.max_body = max_body_bytes
 
@@ -56,7 +67,10 @@ class Guard:
         try:
             await self._handle(scope, receive, recording_send)
         finally:
-            self.metrics.observe_request(scope["path"], status[0], time.perf_counter() - start)
+            path = scope["path"]
+            if self.paths is not None and path not in self.paths:
+                path = "other"
+            self.metrics.observe_request(path, status[0], time.perf_counter() - start)
 
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(scope.get("headers") or [])

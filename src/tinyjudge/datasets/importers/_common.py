@@ -7,11 +7,12 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from tinyjudge.errors import DataError
 from tinyjudge.records import Item, Label
 
-__all__ = ["Imported", "read_csv_rows", "require_file"]
+__all__ = ["Imported", "not_utf8_message", "read_csv_rows", "require_file"]
 
 # Some completions are long; the default 128 KiB field limit is too small.
 csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
@@ -92,25 +93,50 @@ def read_csv_rows(
             differs from the header's, and reading goes on; without it the
             first such row raises.
     """
-    with path.open(encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh)
+    not_utf8: dict[int, str] = {}  # line -> what was wrong, for the row that holds it
+    with path.open("rb") as fh:
+        reader = csv.DictReader(_text_lines(fh, not_utf8))
         missing = [c for c in required if c not in (reader.fieldnames or [])]
         if missing:
             raise DataError(str(path), 1, f"missing columns {missing}; found {reader.fieldnames}")
+        if 1 in not_utf8:
+            raise DataError(str(path), 1, f"header: {not_utf8[1]}")
         n_columns = len(reader.fieldnames or [])
         line = reader.line_num + 1
         for row in reader:
+            problem = next(
+                (not_utf8[n] for n in range(line, reader.line_num + 1) if n in not_utf8), None
+            )
             # DictReader pads a short row with None and files a long row's extra
             # fields under the key None; either way the row is not trustworthy.
-            if None in row or None in row.values():
+            if problem is None and (None in row or None in row.values()):
                 found = sum(v is not None for k, v in row.items() if k is not None)
                 found += len(row.get(None) or [])  # type: ignore[call-overload]
-                err = DataError(
-                    str(path), line, f"expected {n_columns} fields as in the header, found {found}"
-                )
+                problem = f"expected {n_columns} fields as in the header, found {found}"
+            if problem is None:
+                yield line, row
+            else:
+                err = DataError(str(path), line, problem)
                 if on_error is None:
                     raise err
                 on_error(err)
-            else:
-                yield line, row
             line = reader.line_num + 1
+
+
+def not_utf8_message(byte: int) -> str:
+    """The one-line problem of a record that is not UTF-8, naming the first bad byte."""
+    return f"not UTF-8 text (byte {byte:#04x}); save the file as UTF-8"
+
+
+def _text_lines(fh: BinaryIO, not_utf8: dict[int, str]) -> Iterator[str]:
+    """Decode a file line by line, so one line that is not UTF-8 spoils one row, not the file.
+
+    Such a line is decoded with replacement characters (so the CSV reader keeps
+    its place) and noted in ``not_utf8``; a leading byte-order mark is dropped.
+    """
+    for n, raw in enumerate(fh, start=1):
+        try:
+            yield raw.decode("utf-8-sig" if n == 1 else "utf-8")
+        except UnicodeDecodeError as e:
+            not_utf8[n] = not_utf8_message(raw[e.start])
+            yield raw.decode("utf-8", errors="replace")

@@ -14,6 +14,8 @@ from typing import Any
 
 from tinyjudge.errors import DataError
 
+from ._common import not_utf8_message
+
 __all__ = ["read_json_array", "read_jsonl_objects", "need"]
 
 _WS = " \t\n\r"
@@ -34,7 +36,12 @@ def read_json_array(path: Path) -> list[tuple[int, Any]]:
     """
     if not path.is_file():
         raise DataError(str(path), None, "no such file; is this the right folder?")
-    text = path.read_text(encoding="utf-8")
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise DataError(str(path), line, not_utf8_message(data[e.start])) from None
     decoder = json.JSONDecoder()
     i = _skip_ws(text, 0)
     if not text.startswith("[", i):
@@ -72,12 +79,16 @@ def read_jsonl_objects(
         on_error: called with each malformed line's error, and reading goes on;
             without it the first malformed line raises.
     """
-    with path.open(encoding="utf-8") as fh:
-        for line, text in enumerate(fh, start=1):
-            if not text.strip():
+    # Binary lines, as tinyjudge.datasets.jsonl reads them: a line that is not
+    # UTF-8 is one bad record, not the end of the import.
+    with path.open("rb") as fh:
+        for line, raw in enumerate(fh, start=1):
+            if not raw.strip():
                 continue
             try:
-                obj = json.loads(text)
+                obj = json.loads(raw.decode("utf-8-sig" if line == 1 else "utf-8"))
+            except UnicodeDecodeError as e:
+                err = DataError(str(path), line, not_utf8_message(raw[e.start]))
             except json.JSONDecodeError as e:
                 err = DataError(str(path), line, f"malformed JSON ({e.msg} at column {e.colno})")
             else:
