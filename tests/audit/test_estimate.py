@@ -360,6 +360,10 @@ def test_estimate_rates_errors(xstest_sample: Path) -> None:
         estimate_rates(labels, cheap="judge:j", human="human:h", compare=("a", "b"))
     with pytest.raises(TinyjudgeError, match="must be in \\(0, 1\\]"):
         estimate_rates(labels, cheap="judge:j", human="human:h", human_fraction=0.0)
+    one_human = [*labels, _lab("a", "human:h", "full_refusal")]
+    with pytest.raises(TinyjudgeError, match="all items: .*human"):
+        # one human label: a fraction of it keeps it (there is no smaller sample to draw)
+        estimate_rates(one_human, cheap="judge:j", human="human:h", human_fraction=0.5)
     with pytest.raises(TinyjudgeError, match="several rubrics"):
         other = Label(item_id="a", rubric="other", source="judge:j", label="x")
         estimate_rates([*labels, other], cheap="judge:j", human="human:h")

@@ -256,7 +256,7 @@ def estimate_rates(
         if by is not None:
             for g in sorted({group[i] for i in everyone}):
                 held_back[g] = float(np.mean([y_val[i] for i in everyone if group[i] == g]))
-        keep = max(2, round(human_fraction * len(everyone)))
+        keep = min(len(everyone), max(2, round(human_fraction * len(everyone))))
         chosen = np.random.default_rng(seed).choice(len(everyone), size=keep, replace=False)
         y_val = {everyone[j]: y_val[everyone[j]] for j in sorted(chosen)}
         counts["human_held_back"] = len(everyone) - len(y_val)
