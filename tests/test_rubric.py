@@ -257,3 +257,11 @@ def test_label_problem_step_rubric() -> None:
     assert step.label_problem(_label("where", label="WebSurfer")) == (
         'label "WebSurfer" names no "step", which rubric where needs'
     )
+
+
+def test_a_folder_named_like_a_rubric_does_not_hide_it(tmp_path: Path, monkeypatch) -> None:
+    # `tinyjudge import xstest ... --out compliance` then `--rubric compliance` in the
+    # same folder: the name still means the built-in rubric, not the output folder.
+    (tmp_path / "compliance").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert load_rubric("compliance").id == "compliance"

@@ -199,7 +199,8 @@ def list_rubrics() -> list[str]:
 
 def _locate(name_or_path: str | os.PathLike[str]) -> Path:
     p = Path(name_or_path)
-    if p.suffix in {".yaml", ".yml"} or p.exists():
+    # A folder that happens to share a rubric's name (an import's --out, say) is not a rubric.
+    if p.suffix in {".yaml", ".yml"} or p.is_file():
         if not p.exists():
             raise TinyjudgeError(f"{p}: no such rubric file")
         return p

@@ -303,3 +303,15 @@ def test_report_with_rubric_keeps_other_rubrics_out_of_bias_and_estimates() -> N
     assert data["meta"]["rubrics"] == ["r"]
     assert data["bias"]["self_consistency"] == {}
     assert not any("several rubrics" in note for note in data["estimates"]["notes"])
+
+
+def test_an_explicit_scale_must_hold_every_label() -> None:
+    # Labels left out of --order would be tacked on in alphabetical order and the
+    # quadratic kappa and ordinal alpha computed on a scale nobody chose.
+    labels = [
+        Label(item_id=str(i), rubric="r", source=s, label=v)
+        for i, (x, y) in enumerate([("1", "2"), ("2", "2"), ("3", "1")])
+        for s, v in (("human:x", x), ("judge:y", y))
+    ]
+    with pytest.raises(TinyjudgeError, match=r"labels \['3'\] are not on the scale \['1', '2'\]"):
+        build_report(labels, reference="human:x", order=["1", "2"], n_boot=20)

@@ -62,7 +62,15 @@ def _class_order(table: Table, rubric_id: str | None, order: Sequence[str] | Non
     elif order is not None:
         ordinal = True  # an explicit order is a scale
     base = list(order or [])
-    return base + [v for v in seen if v not in base], ordinal
+    extra = [v for v in seen if v not in base]
+    if ordinal and extra:
+        # tacked on in alphabetical order they would make a scale nobody chose,
+        # and the weighted kappa and ordinal alpha would be computed on it
+        raise TinyjudgeError(
+            f"labels {extra} are not on the scale {base}; give every label in --order "
+            "(or drop those labels)"
+        )
+    return base + extra, ordinal
 
 
 def _source_summary(source: str, labels: dict[str, Label], order: list[str]) -> dict[str, Any]:
