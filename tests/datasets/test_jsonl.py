@@ -18,87 +18,28 @@ from tinyjudge.datasets.jsonl import (
     write_jsonl,
 )
 from tinyjudge.errors import DataError
-from tinyjudge.records import Hint, Item, Label, Message
+from tinyjudge.records import Label
 
-
-def _items() -> list[Item]:
-    return [
-        Item(
-            id="tau:0",
-            messages=[
-                Message(role="system", content="You are an airline agent."),
-                Message(role="user", content="Change my flight to Friday. Ünïcödé ✈"),
-                Message(
-                    role="assistant",
-                    tool_calls=[
-                        {
-                            "id": "call_1",
-                            "function": {"name": "get_reservation", "arguments": '{"id": "X1"}'},
-                        }
-                    ],
-                ),
-                Message(role="tool", tool_call_id="call_1", content='{"error": "not found"}'),
-                Message(role="assistant", content=[{"type": "text", "text": "Sorry."}]),
-            ],
-            metadata={"reward": 0.0, "nested": {"k": [1, 2]}},
-        ),
-        Item(
-            id="pair:1",
-            context=[Message(role="user", content="Name a red fruit.")],
-            response_a=[Message(role="assistant", content="Cherry")],
-            response_b=[Message(role="assistant", content="Banana")],
-        ),
-    ]
-
-
-def _labels() -> list[Label]:
-    return [
-        Label(
-            item_id="tau:0",
-            rubric="compliance",
-            rubric_hash="abc",
-            source="judge:gpt-4",
-            label="full_refusal",
-            probs={"full_refusal": 0.9, "full_compliance": 0.1},
-            hint=Hint(step=2, text="Look the reservation up by name."),
-            usage={"prompt_tokens": 10},
-        ),
-        Label(
-            item_id="tau:0",
-            rubric="compliance",
-            source="judge:gpt-4",
-            status="unscored",
-            raw="I'm sorry, but I can't assist with that.",
-            reason="not a label",
-        ),
-        Label(
-            item_id="pair:1",
-            rubric="instruction_following",
-            source="judge:gpt-4",
-            label="a",
-            orders={"ab": "a", "ba": "a"},
-            consistent=True,
-        ),
-    ]
+from .conftest import sample_items, sample_labels
 
 
 def test_items_and_labels_round_trip(tmp_path: Path) -> None:
-    items, labels = _items(), _labels()
-    assert write_jsonl(tmp_path / "items.jsonl", items) == 2
-    assert write_jsonl(tmp_path / "labels.jsonl", labels) == 3
+    items, labels = sample_items(), sample_labels()
+    assert write_jsonl(tmp_path / "items.jsonl", items) == 3
+    assert write_jsonl(tmp_path / "labels.jsonl", labels) == 4
     assert read_items(tmp_path / "items.jsonl") == items
     assert read_labels(tmp_path / "labels.jsonl") == labels
     with pytest.raises(DataError, match=r':3: label of rubric "instruction_following", not of'):
         read_labels(tmp_path / "labels.jsonl", rubric="compliance")
     # One JSON object per line, UTF-8 kept as text, None fields left out.
     lines = (tmp_path / "items.jsonl").read_text(encoding="utf-8").splitlines()
-    assert len(lines) == 2 and "Ünïcödé ✈" in lines[0]
+    assert len(lines) == 3 and "Ünïcödé ✈" in lines[0]
     assert "response_a" not in json.loads(lines[0])
 
 
 def test_append_and_dicts(tmp_path: Path) -> None:
     path = tmp_path / "log" / "labels.jsonl"
-    labels = _labels()
+    labels = sample_labels()
     assert append_jsonl(path, labels[:1]) == 1
     assert append_jsonl(path, [labels[1].model_dump(mode="json", exclude_none=True)]) == 1
     assert read_labels(path) == labels[:2]
@@ -106,11 +47,11 @@ def test_append_and_dicts(tmp_path: Path) -> None:
 
 def test_atomic_writer_keeps_old_file_on_failure(tmp_path: Path) -> None:
     path = tmp_path / "items.jsonl"
-    write_jsonl(path, _items())
+    write_jsonl(path, sample_items())
     before = path.read_bytes()
 
     def broken():
-        yield _items()[0]
+        yield sample_items()[0]
         raise RuntimeError("judge crashed")
 
     with pytest.raises(RuntimeError, match="judge crashed"):
@@ -164,7 +105,7 @@ def test_count_lines_streams_a_multi_megabyte_file(tmp_path: Path) -> None:
 
 def test_read_jsonl_is_lazy(tmp_path: Path) -> None:
     path = tmp_path / "labels.jsonl"
-    write_jsonl(path, _labels()[:1])
+    write_jsonl(path, sample_labels()[:1])
     with path.open("a") as fh:
         fh.write("{not json\n")
     records = read_jsonl(path, Label)
