@@ -150,3 +150,17 @@ def test_real_reward_model_calibrated_on_prompts_it_never_saw(shared_data: Path,
         assert r["n"] == len(held)
         assert r["after"]["ece"]["value"] < r["before"]["ece"]["value"], method
         assert r["after"]["brier"]["value"] < r["before"]["brier"]["value"], method
+
+
+def test_a_falsy_group_value_is_a_group(xs_files, tmp_path: Path) -> None:
+    # metadata.safe is True or False: two groups. False must not read as "no group",
+    # which made every unsafe item its own group and let folds split that group.
+    from tinyjudge.calibrate._cli import calibrate_source
+    from tinyjudge.errors import TinyjudgeError
+
+    items_path, labels_path = xs_files
+    with pytest.raises(TinyjudgeError, match="n_splits=3 needs at least as many groups, got 2"):
+        calibrate_source(
+            [labels_path], source="judge:gpt-4", human="human:final", out_dir=tmp_path / "o",
+            items_path=items_path, group_by="metadata.safe", n_splits=3, n_boot=10,
+        )  # fmt: skip

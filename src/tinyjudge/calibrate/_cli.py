@@ -56,7 +56,10 @@ def _groups(ids: Sequence[str], items: dict[str, Item], group_by: str | None) ->
         return None
     if not items:
         raise TinyjudgeError(f"--group-by {group_by} reads item metadata: pass the items file")
-    return [(items[i].get(group_by) if i in items else None) or i for i in ids]
+    # an item without the key is its own group; a falsy value (0, False, "") is a group
+    values = [items[i].get(group_by) if i in items else None for i in ids]
+    # strings: GroupKFold sorts the keys, and must not mistake a pair for two columns
+    return [f"item:{i}" if v is None else f"group:{v!r}" for i, v in zip(ids, values, strict=True)]
 
 
 def _fit(
