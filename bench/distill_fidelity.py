@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import platform
 import time
 from pathlib import Path
@@ -22,18 +23,9 @@ from sklearn.metrics import accuracy_score, cohen_kappa_score
 from sklearn.model_selection import GroupKFold
 
 from tinyjudge.datasets.importers import run_import
-from tinyjudge.distill import group_keys, make_model, training_set
+from tinyjudge.distill import group_keys, make_model, parse_params, training_set
 
 RESULTS = Path(__file__).parent / "results" / "distill_fidelity.json"
-
-
-def _value(text: str) -> object:
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return {"true": True, "false": False}.get(text.lower(), text)
 
 
 def main() -> None:
@@ -44,8 +36,11 @@ def main() -> None:
     ap.add_argument("--only-folds", type=int, default=None, help="run the first N folds only")
     ap.add_argument("--param", action="append", default=[], help="tier option KEY=VALUE")
     ap.add_argument("--tag", default="", help="suffix for this run's key in the JSON")
+    ap.add_argument("--save-model", help="save fold 0's model here (for distill_speed.py)")
     args = ap.parse_args()
-    params = {k: _value(v) for k, v in (p.split("=", 1) for p in args.param)}
+    params = parse_params(args.param)
+    logging.basicConfig(format="%(asctime)s %(message)s")
+    logging.getLogger("tinyjudge.distill").setLevel(logging.INFO)
 
     data = run_import("xstest", Path(args.data))
     ts = training_set(data.items, data.labels, "judge:gpt-4", "compliance")
@@ -65,6 +60,9 @@ def main() -> None:
         model.fit([ts.items[i] for i in tr], y[tr].tolist())
         fit_s.append(time.perf_counter() - t0)
         pred[te] = model.predict([ts.items[i] for i in te])
+        if f == 0 and args.save_model:
+            model.card_.update({"teacher_source": "judge:gpt-4", "note": "fold 0 of 5"})
+            model.save(args.save_model)
         fold_kappas.append(float(cohen_kappa_score(y[te], pred[te].astype(str))))
         print(f"fold {f}: kappa {fold_kappas[-1]:.4f} (fit {fit_s[-1]:.1f}s)", flush=True)
     done = pred != ""

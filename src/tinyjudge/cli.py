@@ -146,10 +146,18 @@ def distill(
     out_dir: Path = typer.Option(..., "--out", help="model directory to write"),
 ) -> None:
     """Distill a source's labels into a small reward model."""
+    import logging
+
+    from rich.logging import RichHandler
+
     from tinyjudge.datasets.jsonl import read_items, read_labels
     from tinyjudge.distill import distill as run_distill
     from tinyjudge.distill import parse_params
 
+    # Training progress (epochs, loss) is logged by the encoder tier; show it live.
+    progress_log = logging.getLogger("tinyjudge.distill")
+    progress_log.setLevel(logging.INFO)
+    progress_log.addHandler(RichHandler(console=err, show_path=False, show_time=False))
     with err.status(f"distilling {source} into a {tier} model..."):
         result = run_distill(
             read_items(items),

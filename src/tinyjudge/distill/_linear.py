@@ -30,17 +30,13 @@ _SPECS: dict[str, dict[str, Any]] = {
 }
 
 
-def _field_texts(items: list[Item], field: str, opening_chars: int) -> list[str]:
-    texts = []
-    for it in items:
-        view = item_views(it)[0]
-        if field == "context":
-            texts.append(view.context)
-        elif field == "opening":
-            texts.append(opening(view.response, opening_chars))
-        else:
-            texts.append(view.response)
-    return texts
+def _field_texts(items: list[Item], opening_chars: int) -> dict[str, list[str]]:
+    views = [item_views(it)[0] for it in items]
+    return {
+        "context": [v.context for v in views],
+        "opening": [opening(v.response, opening_chars) for v in views],
+        "response": [v.response for v in views],
+    }
 
 
 class TextFeatures:
@@ -61,8 +57,9 @@ class TextFeatures:
     def fit(self, items: list[Item]) -> TextFeatures:
         from sklearn.feature_extraction.text import TfidfVectorizer
 
+        fields = _field_texts(items, self.opening_chars)
         for name, spec in _SPECS.items():
-            texts = _field_texts(items, spec["field"], self.opening_chars)
+            texts = fields[spec["field"]]
             vec = TfidfVectorizer(
                 analyzer=spec["analyzer"],
                 ngram_range=spec["ngram_range"],
@@ -96,8 +93,9 @@ class TextFeatures:
         from sklearn.preprocessing import normalize
 
         blocks = []
+        fields = _field_texts(items, self.opening_chars)
         for name in self.vocab_:
-            texts = _field_texts(items, _SPECS[name]["field"], self.opening_chars)
+            texts = fields[_SPECS[name]["field"]]
             X = self._counter(name).transform(texts).astype(np.float32)
             X.data = 1.0 + np.log(X.data)  # sublinear TF, as TfidfVectorizer computes it
             X = X @ sparse.diags(self.idf_[name])

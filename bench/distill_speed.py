@@ -1,0 +1,160 @@
+"""Training time, scoring throughput, peak memory and size on disk of each distilled tier.
+
+On the full XSTest import (1,500 items; GPT-4 labels): trains the tier (the probe
+with a cold embedding cache, so embedding is counted), then scores at batch 32.
+The encoder tier is not trained here (see distill_fidelity.py for its training
+time): pass a model directory from ``tinyjudge distill --tier encoder``; it is
+timed on items that fill 256 tokens, under each runtime (torch fp32, torch bf16
+autocast, ONNX Runtime fp32, ONNX Runtime dynamic int8), with each runtime's
+agreement against torch fp32. One tier per process, so peak memory is per tier.
+Results merge into ``bench/results/distill_speed.json``.
+
+    nice -n 10 .venv/bin/python bench/distill_speed.py --tier linear
+    nice -n 10 .venv/bin/python bench/distill_speed.py --tier probe
+    nice -n 10 .venv/bin/python bench/distill_speed.py --tier encoder --model-dir runs/xs_encoder
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from tinyjudge.datasets.importers import run_import
+from tinyjudge.distill import bf16_fast, load_model, make_model, training_set
+from tinyjudge.records import Item, Message
+
+RESULTS = Path(__file__).parent / "results" / "distill_speed.json"
+
+
+def _peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _dir_mib(d: Path) -> float:
+    return sum(p.stat().st_size for p in d.iterdir() if p.is_file()) / 2**20
+
+
+def _throughput(model, items: list[Item], batch: int = 32, repeat: int = 1) -> float:
+    model.predict_proba(items[:batch])  # warm-up: lazy loads, first-call allocations
+    t0 = time.perf_counter()
+    for _ in range(repeat):
+        for s in range(0, len(items), batch):
+            model.predict_proba(items[s : s + batch])
+    return repeat * len(items) / (time.perf_counter() - t0)
+
+
+def _long_items(items: list[Item], tokenizer, n: int, tokens: int = 256) -> list[Item]:
+    """Real XSTest replies, extended with their own text until they pass ``tokens``."""
+    out = []
+    for it in items[:n]:
+        reply = it.messages[-1].text or "ok"
+        while len(tokenizer(reply, add_special_tokens=False)["input_ids"]) < tokens:
+            reply = reply + "\n" + reply
+        out.append(
+            Item(id=it.id, messages=[it.messages[0], Message(role="assistant", content=reply)])
+        )
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=str(Path(__file__).parents[2] / "shared/data/xstest"))
+    ap.add_argument("--tier", required=True, choices=["linear", "probe", "encoder"])
+    ap.add_argument("--model-dir", help="encoder tier: a trained model directory")
+    ap.add_argument("--n-encoder", type=int, default=256, help="items timed per runtime")
+    args = ap.parse_args()
+
+    load0 = os.getloadavg()[0]
+    data = run_import("xstest", Path(args.data))
+    ts = training_set(data.items, data.labels, "judge:gpt-4", "compliance")
+    result: dict = {"tier": args.tier, "n_items": len(data.items), "batch": 32}
+    if args.tier in ("linear", "probe"):
+        with tempfile.TemporaryDirectory() as tmp:
+            params = {"cache_dir": tmp} if args.tier == "probe" else {}
+            model = make_model(args.tier, "compliance", **params)
+            t0 = time.perf_counter()
+            model.fit(ts.items, ts.y_hard)
+            result["train_seconds"] = time.perf_counter() - t0
+            if args.tier == "probe":
+                result["train_note"] = "cold embedding cache: embedding of every item included"
+                result["tokens_seen"] = model.card_["tokens_seen"]
+            # Scoring: linear reads text only; the probe's embeddings for these items are
+            # now cached, so time it both warm and on a fresh cache (new items).
+            result["items_per_s"] = _throughput(
+                model, data.items, repeat=3 if args.tier == "linear" else 1
+            )
+            if args.tier == "probe":
+                with tempfile.TemporaryDirectory() as tmp2:
+                    cold = make_model("probe", "compliance", cache_dir=tmp2)
+                    cold.__dict__.update(
+                        {k: v for k, v in model.__dict__.items() if k.endswith("_")}
+                    )
+                    result["items_per_s_cold_cache"] = _throughput(cold, data.items[:512])
+                result["items_per_s_warm_cache"] = result.pop("items_per_s")
+            d = model.save(Path(tmp) / "model")
+            result["size_on_disk_mib"] = _dir_mib(d)
+    else:
+        if not args.model_dir:
+            ap.error("--tier encoder needs --model-dir")
+        from tinyjudge.distill import export_onnx
+
+        d = Path(args.model_dir)
+        if not (d / "model_int8.onnx").exists():
+            export_onnx(d, int8=True)
+        base = load_model(d, calibrated=False)
+        items = _long_items(data.items[::5], base.tokenizer_, args.n_encoder)
+        ref = base.set_params(precision="fp32", runtime="torch").predict_proba(items)
+        runtimes = {}
+        for label, params in [
+            ("torch_fp32", {"precision": "fp32", "runtime": "torch"}),
+            ("torch_bf16_autocast", {"precision": "bf16", "runtime": "torch"}),
+            ("onnxruntime_fp32", {"precision": "fp32", "runtime": "onnx"}),
+            ("onnxruntime_int8_dynamic", {"precision": "fp32", "runtime": "onnx-int8"}),
+        ]:
+            m = load_model(d, calibrated=False).set_params(**params)
+            P = m.predict_proba(items)
+            runtimes[label] = {
+                "items_per_s": _throughput(m, items),
+                "label_agreement_with_fp32": float(np.mean(P.argmax(1) == ref.argmax(1))),
+                "max_abs_prob_diff_vs_fp32": float(np.abs(P - ref).max()),
+            }
+            print(label, runtimes[label], flush=True)
+        result.update(
+            {
+                "tokens_per_item": 256,
+                "n_timed": len(items),
+                "runtimes": runtimes,
+                "default": "torch_bf16_autocast" if bf16_fast() else "torch_fp32",
+                "cpu_has_bf16_units": bf16_fast(),
+                "size_on_disk_mib": {
+                    "safetensors_fp32": (d / "model.safetensors").stat().st_size / 2**20,
+                    "onnx_fp32": (d / "model.onnx").stat().st_size / 2**20,
+                    "onnx_int8": (d / "model_int8.onnx").stat().st_size / 2**20,
+                },
+                "train_seconds": "see distill_fidelity.json fit_seconds_mean (per fold)",
+            }
+        )
+    result["peak_rss_mib"] = _peak_mib()
+    result["load_average_1min"] = {"start": load0, "end": os.getloadavg()[0]}
+    result["cpus"] = os.cpu_count()
+    result["command"] = (
+        "nice -n 10 .venv/bin/python bench/distill_speed.py --tier "
+        + args.tier
+        + (f" --model-dir {args.model_dir}" if args.model_dir else "")
+    )
+    print(json.dumps(result, indent=2))
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    saved = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    saved[args.tier] = result
+    RESULTS.write_text(json.dumps(saved, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
