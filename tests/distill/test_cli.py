@@ -104,3 +104,36 @@ def test_score_rejects_a_tampered_model(files: Path, tmp_path: Path) -> None:
     (tmp_path / "m").mkdir()
     res = _run("score", tmp_path / "m", files / "items.jsonl", "--out", tmp_path / "o.jsonl")
     assert res.returncode == 2 and "not a tinyjudge model directory" in res.stderr
+
+
+def test_distill_encoder_tier_from_the_cli(files: Path, tiny_bert: Path, tmp_path: Path) -> None:
+    res = _run(
+        "distill",
+        files / "items.jsonl",
+        files / "labels.jsonl",
+        "--source",
+        "judge:gpt-4",
+        "--rubric",
+        "compliance",
+        "--tier",
+        "encoder",
+        "--group-by",
+        "metadata.prompt_id",
+        "--param",
+        f"base={tiny_bert}",
+        "--param",
+        "max_length=32",
+        "--param",
+        "epochs=1",
+        "--out",
+        tmp_path / "enc",
+    )
+    assert res.returncode == 0, res.stderr
+    assert "epoch 1/1 done" in res.stderr  # training progress is shown
+    assert "Cohen's kappa" in res.stdout
+    assert (tmp_path / "enc" / "model.safetensors").is_file()
+    assert json.loads((tmp_path / "enc" / "config.json").read_text())["id2label"] == {
+        "0": "full_compliance",
+        "1": "full_refusal",
+        "2": "partial_refusal",
+    }

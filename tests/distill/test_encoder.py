@@ -273,3 +273,16 @@ def test_views_of_a_pair(small) -> None:
     items, _ = _pairs(small)
     views = item_views(items[0])
     assert len(views) == 2 and views[0].context == views[1].context
+
+
+def test_predict_proba_from_many_threads_matches_serial(fitted: EncoderRM, small) -> None:
+    """The reward server calls one loaded model from several threads at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    model = fitted
+    chunks = [small.items[i : i + 7] for i in range(0, 56, 7)]
+    serial = [model.predict_proba(c) for c in chunks]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        threaded = list(pool.map(model.predict_proba, chunks))
+    for a, b in zip(serial, threaded, strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-6)
