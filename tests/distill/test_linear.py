@@ -135,3 +135,31 @@ def test_load_model_applies_a_saved_calibration(fitted, tmp_path: Path) -> None:
     np.testing.assert_allclose(calibrated.predict_proba(items), cal.predict_proba(raw), atol=1e-9)
     np.testing.assert_array_equal(load_model(d, calibrated=False).predict_proba(items), raw)
     assert not np.allclose(calibrated.predict_proba(items), raw)
+
+
+def test_text_features_equal_sklearn_tfidf(xs_set: TrainingSet) -> None:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from tinyjudge.distill._linear import _SPECS, TextFeatures, _field_texts
+
+    train, test = xs_set.items[:300], xs_set.items[300:360]
+    feats = TextFeatures(opening_chars=150).fit(train)
+    ours = feats.transform(test).toarray()
+    fields_train, fields_test = _field_texts(train, 150), _field_texts(test, 150)
+    start = 0
+    for name, vocab in feats.vocab_.items():
+        spec = _SPECS[name]
+        ref = TfidfVectorizer(
+            analyzer=spec["analyzer"],
+            ngram_range=spec["ngram_range"],
+            min_df=2,
+            max_features=50000,
+            sublinear_tf=True,
+        ).fit(fields_train[spec["field"]])
+        assert ref.vocabulary_ == vocab
+        block = ours[:, start : start + len(vocab)]
+        np.testing.assert_allclose(
+            block, ref.transform(fields_test[spec["field"]]).toarray(), atol=1e-6
+        )
+        start += len(vocab)
+    assert start == ours.shape[1]
