@@ -7,6 +7,9 @@ For one model directory it measures, in the same run:
     once per request.
 Each server runs in its own process (so its RSS can be read) and gets N concurrent
 clients posting one item per request for D seconds; the clients stop by themselves.
+Every request carries an item no one has scored before (a counter is appended to the
+reply), so a model with an embedding cache (the probe tier) gets no cache hits, and the
+offline ceiling is measured on fresh items the same way.
 
     .venv/bin/python bench/serve_load.py --model-dir runs/demo/rm --clients 64 --seconds 30
     (without --model-dir it trains a linear-tier model on the bundled XSTest sample)
@@ -57,6 +60,17 @@ NAIVE_SERVER = textwrap.dedent(
 )
 
 
+RUN = f"{os.getpid()}-{time.time_ns()}"
+
+
+def fresh(payload: dict, n: int) -> dict:
+    """A copy of a one-item payload whose reply text no one has scored before."""
+    item = json.loads(json.dumps(payload["items"][0]))
+    item["id"] = f"{item['id']}#{n}"
+    item["messages"][-1]["content"] += f"\n[{RUN}-{n}]"
+    return {"items": [item]}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -99,7 +113,7 @@ async def load(url: str, payloads: list[dict], clients: int, seconds: float) -> 
         while time.perf_counter() < stop_at:
             t0 = time.perf_counter()
             try:
-                r = await http.post(f"{url}/score", json=payloads[i % len(payloads)])
+                r = await http.post(f"{url}/score", json=fresh(payloads[i % len(payloads)], i))
                 ok = r.status_code == 200
             except httpx.HTTPError:
                 ok = False
@@ -177,11 +191,17 @@ def main() -> None:
     model = load_model(model_dir)
     payloads = [{"items": [it.model_dump(mode="json", exclude_none=True)]} for it in items]
 
-    # Offline ceiling: the same model scoring the same items in batches of 64.
+    # Offline ceiling: the same model scoring fresh items in batches of 64.
+    from tinyjudge.records import Item
+
     n, t0 = 0, time.perf_counter()
     while time.perf_counter() - t0 < min(args.seconds, 15):
-        model.score_items(items, batch_size=64)
-        n += len(items)
+        batch = [
+            Item.model_validate(fresh(payloads[(n + j) % len(payloads)], 10**9 + n + j)["items"][0])
+            for j in range(64)
+        ]
+        model.score_items(batch, batch_size=64)
+        n += len(batch)
     offline = n / (time.perf_counter() - t0)
     print(f"{'offline batch scoring':<28} {offline:.1f} items/s", flush=True)
 
