@@ -91,7 +91,9 @@ class TextFeatures:
         # CountVectorizer.transform with a fixed vocabulary raises and catches a
         # KeyError per unknown n-gram; dict.get is about twice as fast here.
         analyze, get = self._analyzer(name), self.vocab_[name].get
-        indptr, indices, counts = [0], [], []
+        indptr: list[int] = [0]
+        indices: list[int | None] = []
+        counts: list[int] = []
         for doc in texts:
             c = Counter(get(t) for t in analyze(doc))
             c.pop(None, None)
