@@ -149,6 +149,26 @@ def test_json_schema_rejected_falls_back_to_json_object(serve, compliance) -> No
     assert judge.summary.retries == 0
 
 
+def test_a_400_for_one_item_does_not_downgrade_the_rest(serve, compliance) -> None:
+    # A request the server refuses whatever the format (here: "too long") makes that
+    # item unscored; it must not switch the rest of the run off json_schema and logprobs.
+    def respond(req: Request) -> Reply | Fault:
+        if req.item_id == "it-0":
+            return Fault("status", 400, message="maximum context length exceeded")
+        return OK
+
+    srv = serve(respond, keep_requests=True)
+    judge = Judge(compliance, "m", base_url=srv.base_url, concurrency=1)
+    first, *rest = judge.run([single(0), single(1), single(2)])
+    assert first.status == "unscored"
+    assert first.reason == "HTTP 400: maximum context length exceeded"
+    assert [lab.label for lab in rest] == ["full_refusal", "full_refusal"]
+    later = srv.requests[-2:]
+    assert [r["response_format"]["type"] for r in later] == ["json_schema", "json_schema"]
+    assert all(r["logprobs"] for r in later)
+    assert judge.summary.fallbacks == []
+
+
 def test_every_format_rejected_ends_in_plain_text(serve, compliance) -> None:
     def respond(req: Request) -> Reply | Fault:
         if req.body.get("response_format") or req.body.get("logprobs"):

@@ -151,8 +151,13 @@ class Caller:
             FatalCallError: authentication failed, or the model or route does not exist.
         """
         attempt = 0
+        # A 400 may reject the format (then a plainer mode works) or the request itself
+        # (too long, say: every mode fails). So this call walks down the modes on its
+        # own, and the run adopts a plainer mode only once one has succeeded.
+        tried = self.mode
+        rejected: dict[int, str] = {}
         while True:
-            mode = self.mode
+            mode = max(tried, self.mode)
             kw = self._format(mode, schema)
             if n > 1:
                 kw["n"] = n
@@ -174,17 +179,23 @@ class Caller:
                 texts, lps, tokens_in, tokens_out = _read_completion(data)
                 self.tokens_in += tokens_in
                 self.tokens_out += tokens_out
+                if mode > self.mode:  # the plainer mode works where the others were refused
+                    for m in range(self.mode, mode):
+                        if m in rejected:
+                            kind, logprobs = MODES[m]
+                            self.fallbacks.append(
+                                f"{kind}{'+logprobs' if logprobs else ''} rejected: "
+                                f"{rejected[m][:200]}"
+                            )
+                    self.mode = mode
                 return CallResult(texts, lps, tokens_in, tokens_out, retries=attempt)
             except openai.BadRequestError as e:
-                if self.mode == mode and mode + 1 < len(MODES):
-                    self.mode = mode + 1
-                    self.fallbacks.append(
-                        f"{MODES[mode][0]}{'+logprobs' if MODES[mode][1] else ''} rejected: "
-                        f"{redact(_message(e), self.secret)[:200]}"
-                    )
-                if self.mode != mode:
+                rejected.setdefault(mode, redact(_message(e), self.secret))
+                if mode + 1 < len(MODES):
+                    tried = mode + 1
                     continue
-                return CallFailed(f"HTTP 400: {redact(_message(e), self.secret)[:300]}", attempt)
+                # refused in every mode: the request, not the format, is the problem
+                return CallFailed(f"HTTP 400: {rejected[min(rejected)][:300]}", attempt)
             except openai.APIStatusError as e:
                 status = e.status_code
                 reason = f"HTTP {status}: {redact(_message(e), self.secret)[:300]}"
