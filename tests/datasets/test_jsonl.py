@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import tracemalloc
 from pathlib import Path
 
@@ -253,3 +254,17 @@ def test_carriage_return_inside_a_line_does_not_split_it(tmp_path: Path) -> None
     errors: list[DataError] = []
     assert len(read_labels(path, on_error=errors.append)) == 1
     assert [e.line for e in errors] == [2]
+
+
+def test_written_files_get_ordinary_permissions(tmp_path: Path) -> None:
+    # Written through a temporary file, which is owner-only; the result must not be.
+    new = tmp_path / "new.jsonl"
+    write_jsonl(new, sample_labels())
+    umask = os.umask(0)
+    os.umask(umask)
+    assert new.stat().st_mode & 0o777 == 0o666 & ~umask
+    old = tmp_path / "old.jsonl"
+    old.write_text("")
+    old.chmod(0o640)
+    write_jsonl(old, sample_labels())
+    assert old.stat().st_mode & 0o777 == 0o640
