@@ -187,6 +187,11 @@ class Label(_Record):
             if not self.reason:
                 raise ValueError('an "unscored" label needs a "reason"')
         if self.probs is not None:
+            # a sum of 1 alone lets {"a": 1.5, "b": -0.5} through, and NaN compares false;
+            # the slack is for float32 models whose renormalised top class reads 1.0000001
+            for name, p in self.probs.items():
+                if not -1e-6 <= p <= 1.0 + 1e-6:
+                    raise ValueError(f'"probs["{name}"]" is {p}, not in [0, 1]')
             total = sum(self.probs.values())
             if self.probs and abs(total - 1.0) > 1e-3:
                 raise ValueError(f'"probs" must sum to 1, got {total:.4f}')
