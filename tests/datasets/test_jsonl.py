@@ -131,8 +131,8 @@ GOOD_LABEL = '{"item_id": "i", "rubric": "r", "source": "human:a", "label": "x"}
         ('"just a string"', r":3: expected a JSON object, got str"),
         ('{"item_id": "i", "rubric": "r", "source": "s"}', r':3: an "ok" label needs "label"'),
         (
-            '{"item_id": "i", "rubric": "r", "source": "s", "label": "x", "probs": {"x": 2}}',
-            r':3: "probs" must sum to 1, got 2\.0000',
+            '{"item_id": "i", "rubric": "r", "source": "s", "label": "x", "probs": {"x": 0.5}}',
+            r':3: "probs" must sum to 1, got 0\.5000',
         ),
         (
             '{"item_id": "i", "rubric": "r", "source": "s", "label": "x", "score": "high"}',
