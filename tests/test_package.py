@@ -76,3 +76,18 @@ def test_stages_import_only_earlier_stages() -> None:
         if STAGE.get(dst, 9) > STAGE.get(src, 9) and (src, dst) not in KNOWN
     ]
     assert late == []
+
+
+def test_wheel_data_links_point_at_the_repository_files() -> None:
+    """``_shipped/`` makes a wheel carry the rubrics and the demo sample (package data)."""
+    from pathlib import Path
+
+    import tinyjudge
+
+    repo = Path(__file__).resolve().parents[1]
+    shipped = Path(tinyjudge.__file__).resolve().parent / "_shipped"
+    assert (shipped / "rubrics").resolve() == (repo / "rubrics").resolve()
+    assert (shipped / "xstest_sample").resolve() == (repo / "data" / "xstest_sample").resolve()
+    assert sorted(p.name for p in (shipped / "rubrics").glob("*.yaml")) == sorted(
+        p.name for p in (repo / "rubrics").glob("*.yaml")
+    )

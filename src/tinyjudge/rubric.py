@@ -185,7 +185,10 @@ def rubric_dirs() -> list[Path]:
     dirs = []
     if env := os.environ.get("TINYJUDGE_RUBRICS"):
         dirs += [Path(d) for d in env.split(os.pathsep) if d]
-    dirs.append(Path(__file__).resolve().parents[2] / "rubrics")
+    here = Path(__file__).resolve().parent
+    # A source checkout (or editable install) reads the repository's rubrics/; a wheel
+    # carries the same files in the package.
+    dirs += [here.parents[1] / "rubrics", here / "_shipped" / "rubrics"]
     return dirs
 
 
