@@ -34,6 +34,7 @@ def main() -> None:
     ap.add_argument("--tier", default="linear")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--only-folds", type=int, default=None, help="run the first N folds only")
+    ap.add_argument("--fold", type=int, default=None, help="run this one fold only (0-based)")
     ap.add_argument("--param", action="append", default=[], help="tier option KEY=VALUE")
     ap.add_argument("--tag", default="", help="suffix for this run's key in the JSON")
     ap.add_argument("--save-model", help="save fold 0's model here (for distill_speed.py)")
@@ -54,7 +55,9 @@ def main() -> None:
     pred = np.full(len(y), "", dtype=object)
     fold_kappas, fit_s = [], []
     splits = list(GroupKFold(n_splits=args.folds).split(y, groups=groups))
-    for f, (tr, te) in enumerate(splits[: args.only_folds or args.folds]):
+    chosen = [args.fold] if args.fold is not None else range(args.only_folds or args.folds)
+    for f in chosen:
+        tr, te = splits[f]
         model = make_model(args.tier, "compliance", **params)
         t0 = time.perf_counter()
         model.fit([ts.items[i] for i in tr], y[tr].tolist())
@@ -73,6 +76,7 @@ def main() -> None:
         "tier": args.tier,
         "params": params,
         "folds_run": len(fold_kappas),
+        "fold_indices": list(chosen),
         "folds": args.folds,
         "n_items": int(done.sum()),
         "n_unscored_teacher_left_out": ts.n_unscored,
@@ -93,7 +97,8 @@ def main() -> None:
         "command": "nice -n 10 .venv/bin/python bench/distill_fidelity.py --tier "
         + args.tier
         + "".join(f" --param {q}" for q in args.param)
-        + (f" --only-folds {args.only_folds}" if args.only_folds else ""),
+        + (f" --only-folds {args.only_folds}" if args.only_folds else "")
+        + (f" --fold {args.fold}" if args.fold is not None else ""),
     }
     print(json.dumps(result, indent=2))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
