@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import resource
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -149,11 +150,7 @@ def main() -> None:
     result["peak_rss_mib"] = _peak_mib()
     result["load_average_1min"] = {"start": load0, "end": os.getloadavg()[0]}
     result["cpus"] = os.cpu_count()
-    result["command"] = (
-        "nice -n 10 .venv/bin/python bench/distill_speed.py --tier "
-        + args.tier
-        + (f" --model-dir {args.model_dir}" if args.model_dir else "")
-    )
+    result["command"] = " ".join([".venv/bin/python", *sys.argv])
     print(json.dumps(result, indent=2))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     saved = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
