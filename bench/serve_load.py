@@ -168,12 +168,51 @@ def run_server_config(name: str, cmd: list[str], port: int, payloads: list[dict]
     return result
 
 
+def soak(cli: list[str], payloads: list[dict], args: argparse.Namespace, model_dir: Path) -> None:
+    """Serve with batching on under constant load; record RSS after every 10 s round."""
+    port = free_port()
+    proc = start([*cli, "--port", str(port)], port)
+    rounds = []
+    try:
+        for k in range(args.soak):
+            r = asyncio.run(
+                load(f"http://127.0.0.1:{port}", payloads, args.clients, 10, f"soak{k}")
+            )
+            r["rss_mib"] = round(rss_mib(proc.pid), 1)
+            rounds.append(r)
+            print(f"round {k}: {json.dumps(r)}", flush=True)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    out = args.out.with_name("serve_soak.json")
+    out.write_text(
+        json.dumps(
+            {
+                "command": " ".join(sys.argv),
+                "model_dir": str(model_dir),
+                "clients": args.clients,
+                "rounds": rounds,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
+    print(f"saved {out}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--model-dir", type=Path, default=None)
     ap.add_argument("--clients", type=int, default=64)
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument(
+        "--soak",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="only a memory soak: batching on, ROUNDS x 10 s, RSS after each",
+    )
     args = ap.parse_args()
 
     from tinyjudge.datasets.importers import run_import
@@ -218,6 +257,9 @@ def main() -> None:
 
     py = sys.executable
     cli = [py, "-m", "tinyjudge.cli", "serve", str(model_dir)]
+    if args.soak:
+        soak(cli, payloads, args, model_dir)
+        return
     results: dict[str, dict] = {}
     for name, extra in [
         ("tinyjudge batching on", ["--max-batch", "64"]),
