@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from scipy import sparse
@@ -229,31 +229,44 @@ class LinearRM(RewardModel):
         return self.head_.predict_proba(self.features_.transform(items))
 
     def _save_files(self, model_dir: Path) -> list[str]:
-        from safetensors.numpy import save_file
-
-        meta, arrays = self.features_.state()
-        (model_dir / "vocab.json").write_text(json.dumps(meta, ensure_ascii=False))
-        arrays.update({f"head.{k}": v for k, v in self.head_.state().items()})
-        # safetensors writes the raw buffer: a Fortran-ordered array (lbfgs leaves
-        # coef_ that way) would come back transposed in memory.
-        arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
-        save_file(arrays, str(model_dir / "weights.safetensors"))
-        return ["vocab.json", "weights.safetensors"]
+        return save_text_head(model_dir, self.features_, self.head_)
 
     @classmethod
     def _load(cls, model_dir: Path, meta: dict[str, Any]) -> LinearRM:
-        from safetensors.numpy import load_file
+        return load_text_head(cls, model_dir, meta)
 
-        model = cls(Rubric.model_validate(meta["rubric"]), meta["name"], **meta["params"])
-        arrays = load_file(str(model_dir / "weights.safetensors"))
-        vocab = json.loads((model_dir / "vocab.json").read_text())
-        model.features_ = TextFeatures.from_state(vocab, arrays)
-        model.head_ = SoftLogistic.from_state(
-            {k.removeprefix("head."): v for k, v in arrays.items() if k.startswith("head.")}
-        )
-        model.classes_ = list(meta["classes"])
-        model.card_ = meta.get("card", {})
-        return model
+
+M = TypeVar("M", bound=RewardModel)
+
+
+def save_text_head(model_dir: Path, features: TextFeatures, head: SoftLogistic) -> list[str]:
+    """Write text features and a logistic head: ``vocab.json`` + ``weights.safetensors``."""
+    from safetensors.numpy import save_file
+
+    meta, arrays = features.state()
+    (model_dir / "vocab.json").write_text(json.dumps(meta, ensure_ascii=False))
+    arrays.update({f"head.{k}": v for k, v in head.state().items()})
+    # safetensors writes the raw buffer: a Fortran-ordered array (lbfgs leaves
+    # coef_ that way) would come back transposed in memory.
+    arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
+    save_file(arrays, str(model_dir / "weights.safetensors"))
+    return ["vocab.json", "weights.safetensors"]
+
+
+def load_text_head(cls: type[M], model_dir: Path, meta: dict[str, Any]) -> M:
+    """Rebuild a model saved by :func:`save_text_head` (the linear and probe tiers)."""
+    from safetensors.numpy import load_file
+
+    model = cls(Rubric.model_validate(meta["rubric"]), meta["name"], **meta["params"])
+    arrays = load_file(str(model_dir / "weights.safetensors"))
+    vocab = json.loads((model_dir / "vocab.json").read_text())
+    model.features_ = TextFeatures.from_state(vocab, arrays)
+    model.head_ = SoftLogistic.from_state(
+        {k.removeprefix("head."): v for k, v in arrays.items() if k.startswith("head.")}
+    )
+    model.classes_ = list(meta["classes"])
+    model.card_ = meta.get("card", {})
+    return model
 
 
 def _refuse_pairwise(items: list[Item], tier: str) -> None:

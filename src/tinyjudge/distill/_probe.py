@@ -11,7 +11,6 @@ embedding did not help on XSTest and is off by default.
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from tinyjudge.rubric import Rubric
 
 from ._base import RewardModel, init_common
 from ._embed import MINILM, FrozenEncoder
-from ._linear import SoftLogistic, TextFeatures, _refuse_pairwise
+from ._linear import SoftLogistic, TextFeatures, _refuse_pairwise, load_text_head, save_text_head
 from ._text import item_views, opening
 
 __all__ = ["ProbeRM"]
@@ -145,28 +144,8 @@ class ProbeRM(RewardModel):
         return self.head_.predict_proba(self._features(items))
 
     def _save_files(self, model_dir: Path) -> list[str]:
-        from safetensors.numpy import save_file
-
-        meta, arrays = self.features_.state()
-        (model_dir / "vocab.json").write_text(json.dumps(meta, ensure_ascii=False))
-        arrays.update({f"head.{k}": v for k, v in self.head_.state().items()})
-        save_file(
-            {k: np.ascontiguousarray(v) for k, v in arrays.items()},
-            str(model_dir / "weights.safetensors"),
-        )
-        return ["vocab.json", "weights.safetensors"]
+        return save_text_head(model_dir, self.features_, self.head_)
 
     @classmethod
     def _load(cls, model_dir: Path, meta: dict[str, Any]) -> ProbeRM:
-        from safetensors.numpy import load_file
-
-        model = cls(Rubric.model_validate(meta["rubric"]), meta["name"], **meta["params"])
-        arrays = load_file(str(model_dir / "weights.safetensors"))
-        vocab = json.loads((model_dir / "vocab.json").read_text())
-        model.features_ = TextFeatures.from_state(vocab, arrays)
-        model.head_ = SoftLogistic.from_state(
-            {k.removeprefix("head."): v for k, v in arrays.items() if k.startswith("head.")}
-        )
-        model.classes_ = list(meta["classes"])
-        model.card_ = meta.get("card", {})
-        return model
+        return load_text_head(cls, model_dir, meta)
