@@ -257,11 +257,14 @@ def _key_pairs(data: dict[str, Any], judge: str, rm: str) -> list[dict[str, Any]
 
 def _human_rates(recorded: list[Label], items: list[Item]) -> dict[str, float]:
     """The refusal rate from every human label: the truth the estimates are checked against."""
+    from tinyjudge.rubric import load_rubric
+
+    positive = set(load_rubric(RUBRIC).positive)  # the behaviour, as the estimates define it
     model_of = {it.id: str(it.get(SLICE)) for it in items}
     refusals: dict[str, list[int]] = {}
     for lab in recorded:
         if lab.source == HUMAN and lab.status == "ok":
-            y = int(lab.label in ("full_refusal", "partial_refusal"))
+            y = int(lab.label in positive)
             refusals.setdefault(model_of[lab.item_id], []).append(y)
             refusals.setdefault("all", []).append(y)
     return {k: sum(v) / len(v) for k, v in sorted(refusals.items())}
