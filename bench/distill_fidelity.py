@@ -68,6 +68,11 @@ def main() -> None:
             model.save(args.save_model)
         fold_kappas.append(float(cohen_kappa_score(y[te], pred[te].astype(str))))
         print(f"fold {f}: kappa {fold_kappas[-1]:.4f} (fit {fit_s[-1]:.1f}s)", flush=True)
+        # Saved after every fold, so a long encoder run interrupted keeps what it finished.
+        _save(args, params, ts, y, pred, human, fold_kappas, fit_s, chosen)
+
+
+def _save(args, params, ts, y, pred, human, fold_kappas, fit_s, chosen) -> None:
     done = pred != ""
     rows = [i for i in np.flatnonzero(done) if ts.items[i].id in human]
     h = np.array([human[ts.items[i].id] for i in rows])
@@ -76,7 +81,7 @@ def main() -> None:
         "tier": args.tier,
         "params": params,
         "folds_run": len(fold_kappas),
-        "fold_indices": list(chosen),
+        "fold_indices": list(chosen)[: len(fold_kappas)],
         "folds": args.folds,
         "n_items": int(done.sum()),
         "n_unscored_teacher_left_out": ts.n_unscored,
@@ -100,7 +105,7 @@ def main() -> None:
         + (f" --only-folds {args.only_folds}" if args.only_folds else "")
         + (f" --fold {args.fold}" if args.fold is not None else ""),
     }
-    print(json.dumps(result, indent=2))
+    print(json.dumps(result["vs_teacher"]), flush=True)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     saved = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     saved[args.tier + (f":{args.tag}" if args.tag else "")] = result
