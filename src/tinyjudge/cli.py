@@ -190,8 +190,11 @@ def score(
     batch_size: int = typer.Option(64, "--batch-size", min=1),
     raw: bool = typer.Option(False, "--uncalibrated", help="ignore calibration.json"),
     ray: str = typer.Option(
-        None, "--ray", metavar="ADDRESS", help="score on Ray: 'local' starts one, 'auto' or "
-        "HOST:PORT joins a cluster (needs the ray extra)"
+        None,
+        "--ray",
+        metavar="ADDRESS",
+        help="score on Ray: 'local' starts one, 'auto' or "
+        "HOST:PORT joins a cluster (needs the ray extra)",
     ),
     actors: int = typer.Option(2, "--actors", min=1, help="Ray actors (one model each)"),
 ) -> None:
@@ -204,8 +207,15 @@ def score(
     if ray is not None:
         from tinyjudge.scale import score_file_on_ray
 
-        n = score_file_on_ray(items, model_dir, out_path, address=ray, actors=actors,
-                              batch_size=batch_size, calibrated=not raw)
+        n = score_file_on_ray(
+            items,
+            model_dir,
+            out_path,
+            address=ray,
+            actors=actors,
+            batch_size=batch_size,
+            calibrated=not raw,
+        )
         out.print(f"{n} labels scored on Ray ({ray}) -> {out_path}")
         return
     model = load_model(model_dir, calibrated=not raw)

@@ -42,9 +42,7 @@ class CharNgramCounter:
             (say 0: the hash is the first character) only makes collisions common.
     """
 
-    def __init__(
-        self, vocab: dict[str, int], ngram_range: tuple[int, int], base: int = _BASE
-    ):
+    def __init__(self, vocab: dict[str, int], ngram_range: tuple[int, int], base: int = _BASE):
         self.lo, self.hi = ngram_range
         self.n_features = len(vocab)
         self._pow = _powers(self.hi, base)
