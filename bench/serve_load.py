@@ -88,8 +88,10 @@ def rss_mib(pid: int) -> float:
     return float("nan")
 
 
-def start(cmd: list[str], port: int) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+def start(cmd: list[str], port: int, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **(env or {})}
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -169,9 +171,14 @@ def run_server_config(name: str, cmd: list[str], port: int, payloads: list[dict]
 
 
 def soak(cli: list[str], payloads: list[dict], args: argparse.Namespace, model_dir: Path) -> None:
-    """Serve with batching on under constant load; record RSS after every 10 s round."""
+    """Serve with batching on under constant load; record RSS after every 10 s round.
+
+    Runs merge into ``serve_soak.json`` keyed by the server's extra environment
+    (``--server-env``), so allocator settings can be compared side by side.
+    """
+    env = dict(kv.split("=", 1) for kv in args.server_env)
     port = free_port()
-    proc = start([*cli, "--port", str(port)], port)
+    proc = start([*cli, "--port", str(port)], port, env)
     rounds = []
     try:
         for k in range(args.soak):
@@ -185,18 +192,17 @@ def soak(cli: list[str], payloads: list[dict], args: argparse.Namespace, model_d
         proc.terminate()
         proc.wait(timeout=30)
     out = args.out.with_name("serve_soak.json")
-    out.write_text(
-        json.dumps(
-            {
-                "command": " ".join(sys.argv),
-                "model_dir": str(model_dir),
-                "clients": args.clients,
-                "rounds": rounds,
-            },
-            indent=2,
-        )
-        + "\n"
-    )
+    saved = json.loads(out.read_text()) if out.exists() else {}
+    saved = saved if "rounds" not in saved else {}  # the old single-run layout
+    saved[" ".join(args.server_env) or "default"] = {
+        "command": " ".join(sys.argv),
+        "model_dir": str(model_dir),
+        "server_env": env,
+        "clients": args.clients,
+        "rss_mib_first_last": [rounds[0]["rss_mib"], rounds[-1]["rss_mib"]] if rounds else None,
+        "rounds": rounds,
+    }
+    out.write_text(json.dumps(saved, indent=2) + "\n")
     print(f"saved {out}")
 
 
@@ -212,6 +218,13 @@ def main() -> None:
         default=0,
         metavar="ROUNDS",
         help="only a memory soak: batching on, ROUNDS x 10 s, RSS after each",
+    )
+    ap.add_argument(
+        "--server-env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="soak: extra environment for the server (e.g. MALLOC_ARENA_MAX=2)",
     )
     args = ap.parse_args()
 

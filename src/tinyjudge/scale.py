@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tinyjudge._memory import trimming
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label
 
@@ -79,10 +80,11 @@ class _ScoreActor:
         from tinyjudge.distill import load_model
 
         self.model = load_model(model_dir, calibrated=calibrated)
+        self.score = trimming(self.model.score_items)  # a long-lived actor: keep memory level
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         items = [Item.model_validate(json.loads(s)) for s in batch["item"]]
-        labels = self.model.score_items(items)
+        labels = self.score(items)
         out = [lab.model_dump_json(exclude_none=True) for lab in labels]
         return {
             "index": np.asarray(batch["index"]),

@@ -20,6 +20,8 @@ import numpy as np
 
 from tinyjudge.errors import TinyjudgeError
 
+from ._shapes import ROW_STEP, WIDTH_STEP, padded_batch
+
 __all__ = [
     "MINILM",
     "resolve_encoder",
@@ -130,7 +132,11 @@ class FrozenEncoder:
         self.batch_size = batch_size
         self.bf16 = bf16_fast() if bf16 is None else bf16
         self.cache = EmbeddingCache(Path(cache_dir or default_cache_dir()) / "embeddings.sqlite")
-        ident = f"{path}|{self.model.config.to_json_string()}|{max_length}|{self.bf16}"
+        # The padding shape moves bfloat16 results a little: part of the identity too.
+        ident = (
+            f"{path}|{self.model.config.to_json_string()}|{max_length}|{self.bf16}"
+            f"|pad{WIDTH_STEP}x{ROW_STEP}"
+        )
         self._ident = hashlib.sha256(ident.encode()).hexdigest()
         self._lock = threading.Lock()
         self.tokens_seen = 0
@@ -179,12 +185,15 @@ class FrozenEncoder:
         return out
 
     def _forward(self, chunks: list[list[int]], torch: Any) -> np.ndarray:
-        width = max(len(c) for c in chunks)
-        pad = self.tokenizer.pad_token_id or 0
-        input_ids = torch.tensor([c + [pad] * (width - len(c)) for c in chunks])
-        mask = torch.tensor([[1] * len(c) + [0] * (width - len(c)) for c in chunks])
+        batch = padded_batch(
+            chunks,
+            self.tokenizer.pad_token_id or 0,
+            max_width=self.model.config.max_position_embeddings,
+        )
+        input_ids = torch.from_numpy(batch["input_ids"])
+        mask = torch.from_numpy(batch["attention_mask"])
         with torch.inference_mode(), torch.autocast("cpu", torch.bfloat16, enabled=self.bf16):
             hidden = self.model(input_ids=input_ids, attention_mask=mask).last_hidden_state
         m = mask.unsqueeze(-1).float()
         pooled = (hidden.float() * m).sum(1) / m.sum(1).clamp(min=1.0)
-        return pooled.numpy()
+        return pooled[: len(chunks)].numpy()

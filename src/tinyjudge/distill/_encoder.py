@@ -24,6 +24,7 @@ from tinyjudge.rubric import Rubric
 
 from ._base import RewardModel, class_balance, init_common
 from ._embed import MINILM, bf16_fast, resolve_encoder
+from ._shapes import padded_batch
 from ._text import View, item_views
 
 __all__ = ["EncoderRM", "Encoded", "encode_views", "soft_ce", "bradley_terry"]
@@ -294,24 +295,19 @@ class EncoderRM(RewardModel):
         return out
 
     def _forward(self, rows: list[list[int]], types: list[list[int]]) -> np.ndarray:
-        width = max(len(r) for r in rows)
-        pad = self.tokenizer_.pad_token_id or 0
-        ids = np.array([r + [pad] * (width - len(r)) for r in rows], dtype=np.int64)
-        tt = np.array([t + [0] * (width - len(t)) for t in types], dtype=np.int64)
-        mask = np.array([[1] * len(r) + [0] * (width - len(r)) for r in rows], dtype=np.int64)
+        feeds = padded_batch(
+            rows,
+            self.tokenizer_.pad_token_id or 0,
+            types,
+            max_width=self.model_.config.max_position_embeddings,
+        )
         if self.runtime != "torch":
-            sess = self._onnx_session()
-            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": tt}
-            return sess.run(["logits"], feeds)[0]
+            return self._onnx_session().run(["logits"], feeds)[0][: len(rows)]
         import torch
 
         with torch.inference_mode(), torch.autocast("cpu", torch.bfloat16, enabled=self._bf16()):
-            logits = self.model_(
-                input_ids=torch.from_numpy(ids),
-                attention_mask=torch.from_numpy(mask),
-                token_type_ids=torch.from_numpy(tt),
-            ).logits
-        return logits.float().numpy()
+            logits = self.model_(**{k: torch.from_numpy(v) for k, v in feeds.items()}).logits
+        return logits.float().numpy()[: len(rows)]
 
     def _onnx_session(self) -> Any:
         sess = self.__dict__.get("_ort")

@@ -11,6 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from tinyjudge._memory import trimming
 from tinyjudge.records import Item, Label, Message
 
 from ._batcher import MicroBatcher
@@ -92,7 +93,7 @@ def create_app(
     """
     metrics = Metrics()
     batcher: MicroBatcher[Item, Label] = MicroBatcher(
-        model.score_items,
+        trimming(model.score_items),
         max_batch=max_batch,
         max_wait_ms=max_wait_ms,
         on_batch=metrics.observe_batch,

@@ -1,0 +1,52 @@
+"""Inference batches padded to a few fixed shapes, so a long-running scorer's memory levels off.
+
+PyTorch's CPU kernels for bfloat16 come from oneDNN, which compiles a kernel per
+input shape and keeps up to 1,024 of them. Batches of every width and size (a
+server's micro-batches are) fill that cache one shape at a time: a reward
+server's memory grew by about 800 MiB over 100 s of load. Rounding the width up
+to a multiple of 32 tokens and the number of rows up to a multiple of 8 leaves a
+few dozen shapes. Padding tokens are masked out and extra rows repeat a real
+one and are dropped, so scores do not change beyond bfloat16 rounding.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["padded_batch", "WIDTH_STEP", "ROW_STEP"]
+
+WIDTH_STEP = 32
+ROW_STEP = 8
+
+
+def _round_up(n: int, step: int) -> int:
+    return -(-n // step) * step
+
+
+def padded_batch(
+    rows: list[list[int]],
+    pad: int,
+    types: list[list[int]] | None = None,
+    max_width: int | None = None,
+) -> dict[str, np.ndarray]:
+    """``input_ids``, ``attention_mask`` (and ``token_type_ids``) of a bucketed shape.
+
+    Row ``i`` of the result is ``rows[i]`` for ``i < len(rows)``; the rest repeat
+    row 0. ``max_width`` caps the rounding (the model's position limit).
+    """
+    longest = max(len(r) for r in rows)
+    width = max(longest, min(_round_up(longest, WIDTH_STEP), max_width or 1 << 30))
+    n = _round_up(len(rows), ROW_STEP)
+    ids = np.full((n, width), pad, dtype=np.int64)
+    mask = np.zeros((n, width), dtype=np.int64)
+    tt = np.zeros((n, width), dtype=np.int64)
+    for i in range(n):
+        j = i if i < len(rows) else 0
+        ids[i, : len(rows[j])] = rows[j]
+        mask[i, : len(rows[j])] = 1
+        if types is not None:
+            tt[i, : len(types[j])] = types[j]
+    out = {"input_ids": ids, "attention_mask": mask}
+    if types is not None:
+        out["token_type_ids"] = tt
+    return out
