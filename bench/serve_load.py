@@ -88,6 +88,15 @@ def rss_mib(pid: int) -> float:
     return float("nan")
 
 
+def cpu_s(pid: int | None = None) -> float:
+    """CPU seconds (user + system) used so far by ``pid``, or by this process."""
+    if pid is None:
+        t = os.times()
+        return t.user + t.system
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def start(cmd: list[str], port: int, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
         cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **(env or {})}
@@ -151,7 +160,14 @@ def run_server_config(name: str, cmd: list[str], port: int, payloads: list[dict]
         warm = min(3.0, args.seconds)
         asyncio.run(load(url, payloads, args.clients, warm, f"{name}-warm"))
         rss_start = rss_mib(proc.pid)
+        server_cpu0, client_cpu0 = cpu_s(proc.pid), cpu_s()
         result = asyncio.run(load(url, payloads, args.clients, args.seconds, name))
+        server_cpu = cpu_s(proc.pid) - server_cpu0
+        # The clients share this machine's cores with the server: what they used
+        # was not available to it.
+        result["server_cpu_s"] = round(server_cpu, 1)
+        result["client_cpu_s"] = round(cpu_s() - client_cpu0, 1)
+        result["items_per_server_cpu_s"] = round(result["requests"] / server_cpu, 2)
         result["rss_start_mib"] = round(rss_start, 1)
         result["rss_end_mib"] = round(rss_mib(proc.pid), 1)
         if name.startswith("tinyjudge"):
@@ -255,7 +271,7 @@ def main() -> None:
     model.score_items(
         [Item.model_validate(x) for x in warm]
     )  # loads the encoder, like a server's warm-up
-    n, t0 = 0, time.perf_counter()
+    n, t0, cpu0 = 0, time.perf_counter(), cpu_s()
     while time.perf_counter() - t0 < min(args.seconds, 15):
         batch = [
             Item.model_validate(
@@ -266,7 +282,11 @@ def main() -> None:
         model.score_items(batch, batch_size=64)
         n += len(batch)
     offline = n / (time.perf_counter() - t0)
-    print(f"{'offline batch scoring':<28} {offline:.1f} items/s", flush=True)
+    offline_per_cpu = n / (cpu_s() - cpu0)
+    print(
+        f"{'offline batch scoring':<28} {offline:.1f} items/s, {offline_per_cpu:.2f} per CPU-s",
+        flush=True,
+    )
 
     py = sys.executable
     cli = [py, "-m", "tinyjudge.cli", "serve", str(model_dir)]
@@ -303,10 +323,14 @@ def main() -> None:
         "clients": args.clients,
         "seconds": args.seconds,
         "offline_items_per_s": round(offline, 1),
+        "offline_items_per_cpu_s": round(offline_per_cpu, 2),
         "servers": results,
         "ratios": {
             "batching_on_over_off": round(on / results["tinyjudge batching off"]["items_per_s"], 2),
             "server_over_offline": round(on / offline, 3),
+            "server_over_offline_per_cpu_s": round(
+                results["tinyjudge batching on"]["items_per_server_cpu_s"] / offline_per_cpu, 3
+            ),
             "batching_on_over_naive": round(
                 on / results["naive per-request handler"]["items_per_s"], 2
             ),

@@ -20,7 +20,7 @@ import numpy as np
 
 from tinyjudge.errors import TinyjudgeError
 
-from ._shapes import ROW_STEP, WIDTH_STEP, padded_batch
+from ._shapes import SHAPES_VERSION, padded_batch
 
 __all__ = [
     "MINILM",
@@ -134,8 +134,7 @@ class FrozenEncoder:
         self.cache = EmbeddingCache(Path(cache_dir or default_cache_dir()) / "embeddings.sqlite")
         # The padding shape moves bfloat16 results a little: part of the identity too.
         ident = (
-            f"{path}|{self.model.config.to_json_string()}|{max_length}|{self.bf16}"
-            f"|pad{WIDTH_STEP}x{ROW_STEP}"
+            f"{path}|{self.model.config.to_json_string()}|{max_length}|{self.bf16}|{SHAPES_VERSION}"
         )
         self._ident = hashlib.sha256(ident.encode()).hexdigest()
         self._lock = threading.Lock()
