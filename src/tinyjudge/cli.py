@@ -6,6 +6,7 @@ A user's mistake (bad file, bad record, unknown name) prints one line and exits
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -363,6 +364,9 @@ def serve(
 
     if max_batch < 1:
         fail(f"--max-batch must be at least 1, got {max_batch}")
+    # Idle compute threads sleep instead of spinning, leaving the cores to the HTTP work
+    # between batches (set before torch loads; the user's own setting wins).
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     model = load_model(model_dir)
     out.print(f"serving {model.name} on http://{host}:{port} (POST /score, /get_reward)")
     run_server(model, host, port, token, max_batch, max_wait_ms, int(max_body_mb * (1 << 20)))
