@@ -335,6 +335,8 @@ def main() -> None:
                 on / results["naive per-request handler"]["items_per_s"], 2
             ),
         },
+        "threads": "tinyjudge serve sets OMP_WAIT_POLICY=PASSIVE (unless set); the naive "
+        "server runs with the default, as a user's own script would",
         "openrlhf": "not compared: OpenRLHF needs deepspeed/vLLM/CUDA and does not install here",
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

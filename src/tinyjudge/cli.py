@@ -359,14 +359,15 @@ def serve(
     max_body_mb: float = typer.Option(8.0, help="larger requests are refused with 413"),
 ) -> None:
     """Serve a reward model over HTTP for RL loops (POST /score, /get_reward)."""
+    # PyTorch's idle OpenMP threads sleep instead of spinning, leaving the cores to the
+    # HTTP work between batches. Set before any OpenMP runtime loads (scikit-learn's
+    # comes with the model code); the user's own setting wins.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from tinyjudge.distill import load_model
     from tinyjudge.serve import run_server
 
     if max_batch < 1:
         fail(f"--max-batch must be at least 1, got {max_batch}")
-    # Idle compute threads sleep instead of spinning, leaving the cores to the HTTP work
-    # between batches (set before torch loads; the user's own setting wins).
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     model = load_model(model_dir)
     out.print(f"serving {model.name} on http://{host}:{port} (POST /score, /get_reward)")
     run_server(model, host, port, token, max_batch, max_wait_ms, int(max_body_mb * (1 << 20)))

@@ -163,3 +163,15 @@ def test_text_features_equal_sklearn_tfidf(xs_set: TrainingSet) -> None:
         )
         start += len(vocab)
     assert start == ours.shape[1]
+
+
+def test_text_features_refit_uses_the_new_vocabulary(xs_set: TrainingSet) -> None:
+    from tinyjudge.distill._linear import TextFeatures
+
+    feats = TextFeatures().fit(xs_set.items[:200])
+    feats.transform(xs_set.items[:5])  # builds counters bound to the first vocabulary
+    feats.fit(xs_set.items[200:260])
+    again = TextFeatures().fit(xs_set.items[200:260])
+    np.testing.assert_array_equal(
+        feats.transform(xs_set.items[:20]).toarray(), again.transform(xs_set.items[:20]).toarray()
+    )

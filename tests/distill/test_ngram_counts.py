@@ -18,6 +18,8 @@ ODD = [
     "Ünïcödé ÀÉ — 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 beyond the BMP, 中文字符 and emoji 🙂🙂",
     "tabs\tand\nnewlines  and   runs of spaces",
     "ß and İ change length when lowercased",
+    "a NUL\x00 inside, ab ab\x00 c and a trailing one\x00",
+    "a lone surrogate \udc80 and \ud800x, valid in JSON",
 ]
 
 
@@ -55,11 +57,22 @@ def test_hash_collisions_cost_nothing_but_time(xs_set: TrainingSet) -> None:
     assert _check(ODD, ODD, base=0) > 0
 
 
-@pytest.mark.parametrize("texts", [[], [""], ["", "  "]])
+@pytest.mark.parametrize("texts", [[], [""], ["", "  "], ["xyz qrs"]])
 def test_nothing_to_count(texts: list[str]) -> None:
-    counter = CharNgramCounter({"ab": 0, " a": 1}, (2, 5))
-    r, c, n = counter.counts(texts)
-    assert len(r) == len(c) == len(n) == 0
+    for vocab in ({"ab": 0, " a": 1}, {}):
+        r, c, n = CharNgramCounter(vocab, (2, 5)).counts(texts)
+        assert len(r) == len(c) == len(n) == 0
+
+
+@pytest.mark.parametrize("ngram_range", [(1, 1), (1, 4), (3, 3), (3, 6)])
+def test_other_ranges_equal_sklearn(ngram_range) -> None:
+    assert _check(ODD, ODD, ngram_range=ngram_range) > 0
+
+
+def test_ranges_it_cannot_count_are_refused() -> None:
+    # char_wb emits a padded word shorter than lo whole, which windows of lo never see.
+    with pytest.raises(ValueError, match="lo <= min"):
+        CharNgramCounter({"abcd": 0}, (4, 5))
 
 
 @pytest.mark.parametrize("ngram_range", [(1, 1), (1, 2), (2, 2), (1, 3)])

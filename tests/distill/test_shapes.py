@@ -28,10 +28,11 @@ def test_shapes_are_rounded_up_and_rows_kept() -> None:
     assert "token_type_ids" not in padded_batch(rows, pad=0)
 
 
-def test_width_never_exceeds_the_position_limit_nor_cuts_a_row() -> None:
+def test_rounding_stops_at_the_position_limit_and_never_cuts_a_row() -> None:
     assert padded_batch([[1] * 500], pad=0, max_width=512)["input_ids"].shape == (1, 512)
     assert padded_batch([[1] * 510], pad=0, max_width=512)["input_ids"].shape == (1, 512)
     assert padded_batch([[1] * 60], pad=0, max_width=512)["input_ids"].shape == (1, 64)
+    assert padded_batch([[1] * 600], pad=0, max_width=512)["input_ids"].shape == (1, 600)
 
 
 @pytest.mark.parametrize(

@@ -187,7 +187,7 @@ class FrozenEncoder:
         batch = padded_batch(
             chunks,
             self.tokenizer.pad_token_id or 0,
-            max_width=self.model.config.max_position_embeddings,
+            max_width=getattr(self.model.config, "max_position_embeddings", None),
         )
         input_ids = torch.from_numpy(batch["input_ids"])
         mask = torch.from_numpy(batch["attention_mask"])

@@ -299,7 +299,7 @@ class EncoderRM(RewardModel):
             rows,
             self.tokenizer_.pad_token_id or 0,
             types,
-            max_width=self.model_.config.max_position_embeddings,
+            max_width=getattr(self.model_.config, "max_position_embeddings", None),
         )
         if self.runtime != "torch":
             return self._onnx_session().run(["logits"], feeds)[0][: len(rows)]

@@ -20,7 +20,7 @@ from tinyjudge.records import Item
 from tinyjudge.rubric import Rubric
 
 from ._base import RewardModel, class_balance, init_common
-from ._charhash import CharNgramCounter
+from ._charhash import CharNgramCounter, tally
 from ._text import item_views, opening
 
 __all__ = ["LinearRM", "TextFeatures", "SoftLogistic"]
@@ -72,8 +72,7 @@ def _count_words(
     c = np.array(cols, dtype=np.int64)
     r = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
     known = c >= 0
-    key, count = np.unique(r[known] * len(vocab) + c[known], return_counts=True)
-    return key // len(vocab), key % len(vocab), count
+    return tally(r[known], c[known], len(vocab))
 
 
 class TextFeatures:
@@ -95,6 +94,7 @@ class TextFeatures:
         from sklearn.feature_extraction.text import TfidfVectorizer
 
         fields = _field_texts(items, self.opening_chars)
+        self._counters = {}  # bound to the previous vocabulary
         for name, spec in _SPECS.items():
             texts = fields[spec["field"]]
             vec = TfidfVectorizer(
@@ -127,7 +127,7 @@ class TextFeatures:
         return self._counters[name]
 
     def transform(self, items: list[Item]) -> sparse.csr_matrix:
-        """TF-IDF rows, identical to scikit-learn's TfidfVectorizer with the fitted vocabulary.
+        """TF-IDF rows as scikit-learn's TfidfVectorizer gives them, to float32 rounding.
 
         Per view: sublinear TF (``1 + log count``), times IDF, L2-normalised per
         row; the views sit side by side in one matrix.

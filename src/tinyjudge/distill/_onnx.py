@@ -53,18 +53,12 @@ def ort_session(model_dir: str | Path, int8: bool = False) -> Any:
 
 
 def _inputs(model: Any) -> dict[str, np.ndarray]:
+    """The parity check's feeds, padded exactly as scoring pads them."""
     from ._encoder import encode_views
+    from ._shapes import padded_batch
 
     enc = encode_views(model.tokenizer_, _CHECK, model.max_length)
-    width = max(len(r) for r in enc.ids)
-    pad = model.tokenizer_.pad_token_id or 0
-    return {
-        "input_ids": np.array([r + [pad] * (width - len(r)) for r in enc.ids], dtype=np.int64),
-        "attention_mask": np.array(
-            [[1] * len(r) + [0] * (width - len(r)) for r in enc.ids], dtype=np.int64
-        ),
-        "token_type_ids": np.array([t + [0] * (width - len(t)) for t in enc.types], dtype=np.int64),
-    }
+    return padded_batch(enc.ids, model.tokenizer_.pad_token_id or 0, enc.types)
 
 
 def export_onnx(
