@@ -14,7 +14,6 @@ from tinyjudge.records import Label, index_labels
 
 __all__ = [
     "PairedLabels",
-    "index_labels",
     "source_table",
     "pair_labels",
     "ratings_matrix",

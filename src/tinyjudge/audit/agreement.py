@@ -33,11 +33,11 @@ from tinyjudge.audit._kappa import (
 )
 from tinyjudge.audit._pairs import (
     PairedLabels,
-    index_labels,
     label_value,
     pair_labels,
     ratings_matrix,
 )
+from tinyjudge.records import index_labels
 
 __all__ = [
     "accuracy",

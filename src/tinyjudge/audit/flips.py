@@ -20,9 +20,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tinyjudge.audit._pairs import index_labels
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Item, Label
+from tinyjudge.records import Item, Label, index_labels
 
 __all__ = ["turns_held", "dialogue_flips", "FlipAgreement", "compare_flips"]
 

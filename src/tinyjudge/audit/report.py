@@ -23,9 +23,9 @@ from tinyjudge._stats import BootstrapCI, bootstrap_ci, bootstrap_many
 from tinyjudge.audit._alpha import alpha_from_confusion, alpha_from_value_counts
 from tinyjudge.audit._encode import encode
 from tinyjudge.audit._kappa import kappa_from_confusion, kendall, spearman, weight_matrix
-from tinyjudge.audit._pairs import index_labels, pair_labels, ratings_matrix
+from tinyjudge.audit._pairs import pair_labels, ratings_matrix
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Item, Label
+from tinyjudge.records import Item, Label, index_labels
 
 __all__ = ["AuditReport", "build_report", "write_report", "bias_section", "estimates_section"]
 

@@ -22,10 +22,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tinyjudge.audit._bootstrap import BootstrapCI, bootstrap_ci
-from tinyjudge.audit._pairs import index_labels
+from tinyjudge._stats import BootstrapCI, bootstrap_ci
+from tinyjudge.audit._pairs import source_table
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Label
+from tinyjudge.records import Label, index_labels
 
 __all__ = [
     "StepAgreement",
@@ -167,12 +167,7 @@ def step_agreement(
     Raises:
         TinyjudgeError: either source has no labels (the message lists those present).
     """
-    by_source = labels if isinstance(labels, dict) else index_labels(labels, rubric)
-    for s in (source, reference):
-        if s not in by_source:
-            raise TinyjudgeError(
-                f"no labels from source {s!r}; sources present: {sorted(by_source)}"
-            )
+    by_source = source_table(labels, (source, reference), rubric)
     ref, got = by_source[reference], by_source[source]
     true_steps: list[int] = []
     pred_steps: list[int] = []

@@ -42,7 +42,6 @@ NAMES = {
 
 
 def _human_targets(labels: Sequence[Label], human: str) -> tuple[dict[str, str], int]:
-
     table = index_labels(labels)
     if human not in table:
         raise TinyjudgeError(f"no labels from human source {human!r}; sources: {sorted(table)}")
