@@ -45,6 +45,18 @@ def test_ray_scoring_equals_single_process(local_ray, tmp_path: Path) -> None:
     assert [lab.item_id for lab in labels_from_ray(ds)] == [it.id for it in subset[:40]]
 
 
+def test_a_bad_model_dir_fails_before_ray_starts(tmp_path: Path, monkeypatch) -> None:
+    import tinyjudge.scale as scale
+
+    def no_ray(*args, **kwargs):
+        raise AssertionError("Ray was started for a model directory that cannot load")
+
+    monkeypatch.setattr(scale, "init_ray", no_ray)
+    (tmp_path / "m").mkdir()
+    with pytest.raises(TinyjudgeError, match="not a tinyjudge model directory"):
+        scale.score_file_on_ray(tmp_path / "items.jsonl", tmp_path / "m", tmp_path / "o.jsonl")
+
+
 def test_score_verb_on_ray_writes_the_same_labels(local_ray, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 

@@ -149,9 +149,10 @@ def score_file_on_ray(
 ) -> int:
     """Score an items file on Ray into a labels file (written atomically); returns the count."""
     from tinyjudge.datasets.jsonl import read_items, write_jsonl
-    from tinyjudge.distill import load_model
+    from tinyjudge.distill import check_model_dir
 
-    load_model(model_dir)  # a bad directory fails here, in one line, not inside an actor
+    # a bad directory fails here, in one line, not inside an actor
+    check_model_dir(model_dir, calibrated=calibrated)
     init_ray(address)
     items = read_items(items_path)
     ds = score_dataset(items_to_ray(items), model_dir, actors, batch_size, calibrated)

@@ -10,7 +10,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.metrics import cohen_kappa_score
 
-from tinyjudge.distill import LinearRM, TrainingSet, grouped_split, load_model
+from tinyjudge.distill import LinearRM, TrainingSet, check_model_dir, grouped_split, load_model
 from tinyjudge.errors import TinyjudgeError
 
 
@@ -116,9 +116,12 @@ def _bump_version(d: Path) -> None:
 def test_load_rejects_spoiled_dirs(fitted, tmp_path: Path, spoil, match: str) -> None:
     model, _, _ = fitted
     d = model.save(tmp_path / "m")
+    assert check_model_dir(d)["tier"] == "linear"
     spoil(d)
     with pytest.raises(TinyjudgeError, match=match):
         load_model(d)
+    with pytest.raises(TinyjudgeError, match=match):  # the same checks, without the weights
+        check_model_dir(d)
 
 
 def test_load_model_applies_a_saved_calibration(fitted, tmp_path: Path) -> None:

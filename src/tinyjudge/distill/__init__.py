@@ -14,7 +14,7 @@ from ._distill import DistillResult, agreement, distill, score_file
 from ._embed import EmbeddingCache, FrozenEncoder, bf16_fast, resolve_encoder
 from ._encoder import EncoderRM, bradley_terry, soft_ce
 from ._linear import LinearRM
-from ._load import TIERS, load_model, make_model, parse_params
+from ._load import TIERS, check_model_dir, load_model, make_model, parse_params
 from ._multi import fit_multi_rubric
 from ._onnx import ExportReport, export_onnx, ort_session
 from ._probe import ProbeRM
@@ -39,6 +39,7 @@ __all__ = [
     "make_model",
     "parse_params",
     "load_model",
+    "check_model_dir",
     "distill",
     "DistillResult",
     "agreement",

@@ -14,7 +14,7 @@ from ._encoder import EncoderRM
 from ._linear import LinearRM
 from ._probe import ProbeRM
 
-__all__ = ["TIERS", "make_model", "load_model", "parse_params"]
+__all__ = ["TIERS", "make_model", "check_model_dir", "load_model", "parse_params"]
 
 # name -> class; the probe and encoder classes import torch only when used.
 TIERS: dict[str, type[RewardModel]] = {
@@ -57,17 +57,15 @@ def parse_params(pairs: list[str]) -> dict[str, Any]:
     return params
 
 
-def load_model(model_dir: str | Path, calibrated: bool = True) -> RewardModel:
-    """Load a saved reward model, checking its format version and file hashes.
+def check_model_dir(model_dir: str | Path, calibrated: bool = True) -> dict[str, Any]:
+    """Check a saved model directory without loading its weights; return its metadata.
 
-    Args:
-        model_dir: a directory written by ``RewardModel.save`` (or ``tinyjudge distill``).
-        calibrated: apply the directory's calibration (``calibration.json``, written
-            by ``tinyjudge calibrate``) to ``predict_proba`` when there is one.
+    Checks what :func:`load_model` checks before it builds the model: the format
+    version, every file's hash, the tier and (``calibrated``) the calibration file.
 
     Raises:
-        TinyjudgeError: not a model directory, another format version, or a file
-            whose hash differs from the one recorded at save time.
+        TinyjudgeError: not a model directory, another format version, a file
+            whose hash differs from the one recorded at save time, an unknown tier.
     """
     d = Path(model_dir)
     meta_path = d / META_FILE
@@ -94,7 +92,25 @@ def load_model(model_dir: str | Path, calibrated: bool = True) -> RewardModel:
     tier = meta.get("tier")
     if tier not in TIERS:
         raise TinyjudgeError(f"{meta_path}: unknown tier {tier!r}; tiers are {sorted(TIERS)}")
-    model = TIERS[tier]._load(d, meta)
+    if calibrated:
+        _calibrator(d)
+    return meta
+
+
+def load_model(model_dir: str | Path, calibrated: bool = True) -> RewardModel:
+    """Load a saved reward model, checking its format version and file hashes.
+
+    Args:
+        model_dir: a directory written by ``RewardModel.save`` (or ``tinyjudge distill``).
+        calibrated: apply the directory's calibration (``calibration.json``, written
+            by ``tinyjudge calibrate``) to ``predict_proba`` when there is one.
+
+    Raises:
+        TinyjudgeError: see :func:`check_model_dir`.
+    """
+    d = Path(model_dir)
+    meta = check_model_dir(d, calibrated=False)
+    model = TIERS[meta["tier"]]._load(d, meta)
     if calibrated:
         model.calibrator_ = _calibrator(d)
     return model
