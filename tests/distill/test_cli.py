@@ -22,6 +22,26 @@ def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _distill(files: Path, tier: str, out: Path, *extra: str | Path):
+    """``tinyjudge distill`` of the XSTest files' GPT-4 labels, grouped by prompt."""
+    return _run(
+        "distill",
+        files / "items.jsonl",
+        files / "labels.jsonl",
+        "--source",
+        "judge:gpt-4",
+        "--rubric",
+        "compliance",
+        "--tier",
+        tier,
+        "--group-by",
+        "metadata.prompt_id",
+        *extra,
+        "--out",
+        out,
+    )
+
+
 @pytest.fixture(scope="module")
 def files(xs: Imported, tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("xs")
@@ -31,25 +51,7 @@ def files(xs: Imported, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_distill_then_score(files: Path, tmp_path: Path) -> None:
-    res = _run(
-        "distill",
-        files / "items.jsonl",
-        files / "labels.jsonl",
-        "--source",
-        "judge:gpt-4",
-        "--rubric",
-        "compliance",
-        "--tier",
-        "linear",
-        "--group-by",
-        "metadata.prompt_id",
-        "--name",
-        "xs-lin",
-        "--param",
-        "C=5",
-        "--out",
-        tmp_path / "m",
-    )
+    res = _distill(files, "linear", tmp_path / "m", "--name", "xs-lin", "--param", "C=5")
     assert res.returncode == 0, res.stderr
     assert "agreement with judge:gpt-4: accuracy" in res.stdout and "Cohen's kappa" in res.stdout
     meta = json.loads((tmp_path / "m" / "tinyjudge.json").read_text())
@@ -107,26 +109,16 @@ def test_score_rejects_a_tampered_model(files: Path, tmp_path: Path) -> None:
 
 
 def test_distill_encoder_tier_from_the_cli(files: Path, tiny_bert: Path, tmp_path: Path) -> None:
-    res = _run(
-        "distill",
-        files / "items.jsonl",
-        files / "labels.jsonl",
-        "--source",
-        "judge:gpt-4",
-        "--rubric",
-        "compliance",
-        "--tier",
+    res = _distill(
+        files,
         "encoder",
-        "--group-by",
-        "metadata.prompt_id",
+        tmp_path / "enc",
         "--param",
         f"base={tiny_bert}",
         "--param",
         "max_length=32",
         "--param",
         "epochs=1",
-        "--out",
-        tmp_path / "enc",
     )
     assert res.returncode == 0, res.stderr
     assert "epoch 1/1 done" in res.stderr  # training progress is shown
