@@ -209,7 +209,6 @@ def soak(cli: list[str], payloads: list[dict], args: argparse.Namespace, model_d
         proc.wait(timeout=30)
     out = args.out.with_name("serve_soak.json")
     saved = json.loads(out.read_text()) if out.exists() else {}
-    saved = saved if "rounds" not in saved else {}  # the old single-run layout
     saved[" ".join(args.server_env) or "default"] = {
         "command": " ".join(sys.argv),
         "model_dir": str(model_dir),
@@ -261,12 +260,17 @@ def main() -> None:
         train = [it for it in items if it.id in teacher]
         model_dir = Path(tmp.name) / "rm"
         LinearRM("compliance").fit(train, [teacher[it.id] for it in train]).save(model_dir)
-    model = load_model(model_dir)
     payloads = [{"items": [it.model_dump(mode="json", exclude_none=True)]} for it in items]
+    py = sys.executable
+    cli = [py, "-m", "tinyjudge.cli", "serve", str(model_dir)]
+    if args.soak:  # the soak compares the server with itself over time: no offline ceiling
+        soak(cli, payloads, args, model_dir)
+        return
 
     # Offline ceiling: the same model scoring fresh items in batches of 64.
     from tinyjudge.records import Item
 
+    model = load_model(model_dir)
     warm = [fresh(p, k, "offline-warm")["items"][0] for k, p in enumerate(payloads[:4])]
     model.score_items(
         [Item.model_validate(x) for x in warm]
@@ -288,11 +292,6 @@ def main() -> None:
         flush=True,
     )
 
-    py = sys.executable
-    cli = [py, "-m", "tinyjudge.cli", "serve", str(model_dir)]
-    if args.soak:
-        soak(cli, payloads, args, model_dir)
-        return
     results: dict[str, dict] = {}
     for name, extra in [
         ("tinyjudge batching on", ["--max-batch", "64"]),
