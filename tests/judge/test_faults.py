@@ -106,13 +106,22 @@ def test_retry_after_is_honoured(serve, compliance, retry_after: str) -> None:
 
 
 def test_a_client_error_is_not_retried(serve, compliance) -> None:
-    srv = serve(lambda req: Fault("status", 422, message="unprocessable"))
+    srv = serve(lambda req: Fault("status", 413, message="payload too large"))
     [lab] = Judge(compliance, "m", base_url=srv.base_url, backoff=0.01).run([single(1)])
     assert (
         srv.calls == 1
         and lab.status == "unscored"
-        and "HTTP 422: unprocessable" in (lab.reason or "")
+        and "HTTP 413: payload too large" in (lab.reason or "")
     )
+
+
+def test_a_422_for_every_format_is_the_requests_fault(serve, compliance) -> None:
+    # A 422 may refuse the format (then a plainer step works, see test_fallback.py),
+    # so each step is tried once; refused in all of them, the item is unscored, not retried.
+    srv = serve(lambda req: Fault("status", 422, message="unprocessable"))
+    [lab] = Judge(compliance, "m", base_url=srv.base_url, backoff=0.01).run([single(1)])
+    assert srv.calls == 4 and lab.status == "unscored"
+    assert lab.reason == "HTTP 422: unprocessable"
 
 
 @pytest.mark.parametrize("status", [401, 403, 404], ids=["unauthorized", "forbidden", "no_model"])

@@ -3,9 +3,14 @@
 Retries (429 honouring Retry-After, 5xx, timeouts, dropped connections,
 bodies that are not a chat completion) are done here rather than by the
 ``openai`` client, so that they are counted and so that Retry-After is obeyed.
-A server that rejects a ``response_format`` (HTTP 400) moves the whole judge
-one step down the chain json_schema -> json_object -> plain text -> plain
-text without logprobs; the step reached is shared by all later calls.
+
+Servers refuse what they do not support in different ways: OpenAI and vLLM
+answer 400, FastAPI-based servers 422, llama-cpp-python's server 500 with a
+validation error naming ``response_format``. A 400 or 422, or a 500 whose body
+names ``response_format``/``json_schema``/``json_object``/``logprobs``, moves
+the call one step down the chain json_schema -> json_object -> plain text
+(dropping logprobs first when the body names them, last otherwise); once a
+plainer step has worked, every later call of the run starts there.
 """
 
 from __future__ import annotations
@@ -16,19 +21,28 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import openai
 
-__all__ = ["CallResult", "CallFailed", "FatalCallError", "Caller", "MODES"]
-
-# (response_format type, ask for logprobs)
-MODES: list[tuple[str, bool]] = [
-    ("json_schema", True),
-    ("json_object", True),
-    ("text", True),
-    ("text", False),
+__all__ = [
+    "CallResult",
+    "CallFailed",
+    "FatalCallError",
+    "Caller",
+    "Mode",
+    "FORMATS",
+    "RESPONSE_FORMATS",
+    "ResponseFormat",
+    "rejection",
 ]
+
+# The response_format chain, richest first.
+FORMATS: tuple[str, ...] = ("json_schema", "json_object", "text")
+# What --response-format takes: "auto" walks the chain, the others fix the format.
+RESPONSE_FORMATS: tuple[str, ...] = ("auto", *FORMATS)
+ResponseFormat = Literal["auto", "json_schema", "json_object", "text"]
+_FORMAT_WORDS = ("response_format", "json_schema", "json schema", "json_object", "grammar")
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
 _FATAL_STATUS = {401, 403, 404}
 _MAX_RETRY_AFTER = 120.0
@@ -55,6 +69,42 @@ class CallFailed:
 
 class FatalCallError(Exception):
     """An error no item can get past (bad key, unknown model, no such route): stop the run."""
+
+
+@dataclass(frozen=True)
+class Mode:
+    """A step of the fallback chain: the ``response_format`` type and whether logprobs are asked."""
+
+    format: str = "json_schema"
+    logprobs: bool = True
+
+    def __str__(self) -> str:
+        return self.format + ("+logprobs" if self.logprobs else "")
+
+    def merge(self, other: Mode) -> Mode:
+        """The plainer of two modes in each respect (calls in flight may each have learned one)."""
+        fmt = FORMATS[max(FORMATS.index(self.format), FORMATS.index(other.format))]
+        return Mode(fmt, self.logprobs and other.logprobs)
+
+
+def rejection(status: int, message: str) -> str | None:
+    """Whether an error answer refuses what was asked rather than failing, and what it refuses.
+
+    Returns:
+        ``"logprobs"`` or ``"format"`` when the message names them, ``"request"``
+        for any other 400 or 422 (which may still be the format: servers word
+        these freely), or None when the answer is not a refusal (a 500 that does
+        not name the format or logprobs is a server fault, to be retried).
+    """
+    low = message.lower()
+    named = "logprobs" if "logprob" in low else None
+    if named is None and any(w in low for w in _FORMAT_WORDS):
+        named = "format"
+    if status in (400, 422):
+        return named or "request"
+    if status == 500:
+        return named
+    return None
 
 
 def _retry_after(err: openai.APIStatusError) -> float | None:
@@ -84,7 +134,9 @@ class Caller:
     """Sends chat requests through one ``AsyncOpenAI`` client with the judge's policy.
 
     Attributes:
-        mode: index into :data:`MODES` reached so far by the fallback chain.
+        mode: the step of the fallback chain reached so far (shared by all calls).
+        fixed_format: only this ``response_format`` is tried (``--response-format``);
+            None walks the whole chain.
         calls, retries, fallbacks: counters for the run summary.
     """
 
@@ -95,13 +147,18 @@ class Caller:
     max_backoff: float = 30.0
     top_logprobs: int = 20
     secret: str | None = field(default=None, repr=False)
-    mode: int = 0
+    mode: Mode = field(default_factory=Mode)
+    fixed_format: str | None = None
     calls: int = 0
     retries: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
     fallbacks: list[str] = field(default_factory=list)
     _client: openai.AsyncOpenAI | None = None
+
+    def __post_init__(self) -> None:
+        if self.fixed_format is not None:
+            self.mode = Mode(self.fixed_format, self.mode.logprobs)
 
     @property
     def client(self) -> openai.AsyncOpenAI:
@@ -115,21 +172,29 @@ class Caller:
             await self._client.close()
             self._client = None
 
-    def _format(self, mode: int, schema: dict[str, Any]) -> dict[str, Any]:
-        kind, logprobs = MODES[mode]
+    def _format(self, mode: Mode, schema: dict[str, Any]) -> dict[str, Any]:
         kw: dict[str, Any] = {}
-        if kind == "json_schema":
+        if mode.format == "json_schema":
             kw["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": "verdict", "schema": schema, "strict": True},
             }
-        elif kind == "json_object":
+        elif mode.format == "json_object":
             # llama.cpp reads "schema" here; other servers ignore it.
             kw["response_format"] = {"type": "json_object", "schema": schema}
-        if logprobs:
+        if mode.logprobs:
             kw["logprobs"] = True
             kw["top_logprobs"] = self.top_logprobs
         return kw
+
+    def _plainer(self, mode: Mode, refused: str) -> Mode | None:
+        """The next step down from ``mode`` after a refusal of kind ``refused``, or None."""
+        if refused == "logprobs" and mode.logprobs:
+            return Mode(mode.format, False)
+        at = FORMATS.index(mode.format)
+        if self.fixed_format is None and at + 1 < len(FORMATS):
+            return Mode(FORMATS[at + 1], mode.logprobs)
+        return Mode(mode.format, False) if mode.logprobs else None
 
     def _delay(self, attempt: int) -> float:
         # Full jitter: spreads clients that failed together.
@@ -151,13 +216,13 @@ class Caller:
             FatalCallError: authentication failed, or the model or route does not exist.
         """
         attempt = 0
-        # A 400 may reject the format (then a plainer mode works) or the request itself
-        # (too long, say: every mode fails). So this call walks down the modes on its
-        # own, and the run adopts a plainer mode only once one has succeeded.
+        # A refusal may be of the format (then a plainer mode works) or of the request
+        # itself (too long, say: every mode fails). So this call walks down the modes on
+        # its own, and the run adopts a plainer mode only once one has succeeded.
         tried = self.mode
-        rejected: dict[int, str] = {}
+        rejected: list[tuple[Mode, str]] = []
         while True:
-            mode = max(tried, self.mode)
+            mode = tried.merge(self.mode)
             kw = self._format(mode, schema)
             if n > 1:
                 kw["n"] = n
@@ -179,28 +244,30 @@ class Caller:
                 texts, lps, tokens_in, tokens_out = _read_completion(data)
                 self.tokens_in += tokens_in
                 self.tokens_out += tokens_out
-                if mode > self.mode:  # the plainer mode works where the others were refused
-                    for m in range(self.mode, mode):
-                        if m in rejected:
-                            kind, logprobs = MODES[m]
-                            self.fallbacks.append(
-                                f"{kind}{'+logprobs' if logprobs else ''} rejected: "
-                                f"{rejected[m][:200]}"
-                            )
-                    self.mode = mode
+                adopted = self.mode.merge(mode)
+                if adopted != self.mode:
+                    # A plainer mode works where richer ones were refused; note the
+                    # refusals the run did not know of yet (other calls may have).
+                    for m, why in rejected:
+                        if m.merge(self.mode) == m:
+                            self.fallbacks.append(f"{m} rejected: {why[:200]}")
+                    self.mode = adopted
                 return CallResult(texts, lps, tokens_in, tokens_out, retries=attempt)
-            except openai.BadRequestError as e:
-                rejected.setdefault(mode, redact(_message(e), self.secret))
-                if mode + 1 < len(MODES):
-                    tried = mode + 1
-                    continue
-                # refused in every mode: the request, not the format, is the problem
-                return CallFailed(f"HTTP 400: {rejected[min(rejected)][:300]}", attempt)
             except openai.APIStatusError as e:
                 status = e.status_code
-                reason = f"HTTP {status}: {redact(_message(e), self.secret)[:300]}"
+                message = redact(_message(e), self.secret)
+                reason = f"HTTP {status}: {message[:300]}"
                 if status in _FATAL_STATUS:
                     raise FatalCallError(reason) from None
+                refused = rejection(status, f"{message} {redact(str(e.body), self.secret)}")
+                if refused is not None:
+                    rejected.append((mode, f"HTTP {status}: {message}"))
+                    plainer = self._plainer(mode, refused)
+                    if plainer is not None:
+                        tried = plainer
+                        continue
+                    # refused in every mode: the request, not the format, is the problem
+                    return CallFailed(f"{rejected[0][1][:300]}", attempt)
                 if status not in _RETRY_STATUS and status < 500:
                     return CallFailed(reason, attempt)
                 if status == 429:

@@ -16,7 +16,7 @@ from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
 
-from ._client import Caller, CallFailed, FatalCallError
+from ._client import RESPONSE_FORMATS, Caller, CallFailed, FatalCallError, Mode, ResponseFormat
 from ._prompt import PROMPT_VERSION, build_messages, item_agents, verdict_schema
 from ._store import Store, cache_key
 from ._verdicts import failed_result, make_label, result_from_outputs, swap_result
@@ -44,6 +44,7 @@ class Summary:
     flips: int = 0
     seconds: float = 0.0
     fallbacks: list[str] = field(default_factory=list)
+    response_format: str | None = None
 
     @property
     def flip_rate(self) -> float | None:
@@ -67,6 +68,8 @@ class Summary:
         ]
         if self.pairs:
             out.append(f"pairs judged in both orders: {self.pairs}, flip rate {self.flip_rate:.3f}")
+        if self.response_format is not None and self.calls:
+            out.append(f"response format: {self.response_format}")
         out += [f"fallback: {f}" for f in self.fallbacks]
         return out
 
@@ -96,6 +99,10 @@ class Judge:
         prices: USD per million tokens, ``{"input": x, "output": y}``, for the cost.
         max_tokens: the completion limit sent with each call.
         top_logprobs: alternatives asked per token for the label distribution.
+        response_format: ``"auto"`` starts at ``json_schema`` and steps down
+            (json_object, plain text; logprobs dropped where refused) when the
+            server refuses; the step reached is kept for the judge's later runs
+            and reported in the summary. A format name fixes that format.
     """
 
     def __init__(
@@ -115,6 +122,7 @@ class Judge:
         max_tokens: int | None = 1024,
         top_logprobs: int = 20,
         backoff: float = 0.5,
+        response_format: ResponseFormat = "auto",
     ) -> None:
         self.rubric = load_rubric(rubric)
         # Hashed once: the rubric is fixed for the judge's life, and hashing is not free.
@@ -125,6 +133,10 @@ class Judge:
         for name, value, low in (("samples", samples, 1), ("concurrency", concurrency, 1)):
             if value < low:
                 raise TinyjudgeError(f"{name} must be >= {low}, got {value}")
+        if response_format not in RESPONSE_FORMATS:
+            raise TinyjudgeError(
+                f"response_format must be one of {list(RESPONSE_FORMATS)}, got {response_format!r}"
+            )
         if max_retries < 0:
             raise TinyjudgeError(f"max_retries must be >= 0, got {max_retries}")
         if prices is not None and set(prices) - {"input", "output"}:
@@ -155,7 +167,9 @@ class Judge:
         self.max_tokens = max_tokens
         self.top_logprobs = top_logprobs
         self.backoff = backoff
-        self.mode = 0
+        self.response_format = response_format
+        # The step of the fallback chain this endpoint accepted; kept across runs.
+        self.mode = Mode("json_schema" if response_format == "auto" else response_format)
         self.summary = Summary()
 
     def __repr__(self) -> str:  # the key stays out of reprs, logs and notebooks
@@ -279,6 +293,7 @@ class Judge:
             top_logprobs=self.top_logprobs,
             secret=self._key,
             mode=self.mode,
+            fixed_format=None if self.response_format == "auto" else self.response_format,
         )
         labels: list[Label | None] = [None] * len(items)
         next_index = iter(range(len(items)))
@@ -339,6 +354,7 @@ class Judge:
             summary.calls = caller.calls
             summary.retries = caller.retries
             summary.fallbacks = list(caller.fallbacks)
+            summary.response_format = str(caller.mode)
             summary.tokens_in = caller.tokens_in
             summary.tokens_out = caller.tokens_out
             summary.seconds = time.perf_counter() - start

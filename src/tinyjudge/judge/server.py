@@ -133,6 +133,18 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.dumps({"error": {"message": message, "type": "local_server", "code": status}})
         self._send(status, body.encode(), headers=headers)
 
+    def _refuse(self, status: int, message: str) -> None:
+        """Refuse an unsupported parameter the way real servers do at this status."""
+        if status == 422:  # FastAPI's request validation error (no "error" object)
+            param = "logprobs" if "logprobs" in message else "response_format"
+            detail = [{"loc": ["body", param], "msg": message, "type": "value_error"}]
+            self._send(422, json.dumps({"detail": detail}).encode())
+        elif status == 500:  # llama-cpp-python: the validation error surfaces as a 500
+            body = {"error": {"message": message, "type": "internal_server_error"}}
+            self._send(500, json.dumps(body).encode())
+        else:
+            self._error(status, message)
+
     def do_GET(self) -> None:
         if self.path.rstrip("/") in ("/v1/models", "/models"):
             self._send(
@@ -163,6 +175,10 @@ class _Handler(BaseHTTPRequestHandler):
         check = owner.check_request(body)
         if check:
             self._error(400, check)
+            return
+        refusal = owner.refusal(body)
+        if refusal:
+            self._refuse(owner.reject_status, refusal)
             return
         n = 1 if owner.ignore_n else int(body.get("n") or 1)
         replies: list[Reply] = []
@@ -229,6 +245,8 @@ class LocalServer:
         reject_json_schema: answer 400 to ``response_format`` type ``json_schema``,
             as llama.cpp's server does.
         reject_logprobs: answer 400 to ``logprobs``.
+        reject_status: the status of those refusals: 400 (OpenAI, vLLM), 422 with
+            FastAPI's ``detail`` body, or 500 (llama-cpp-python's server).
         ignore_n: answer one choice whatever ``n`` asks (as Ollama does).
         port: 0 picks a free port.
     """
@@ -237,6 +255,7 @@ class LocalServer:
     latency: float = 0.0
     reject_json_schema: bool = False
     reject_logprobs: bool = False
+    reject_status: int = 400
     ignore_n: bool = False
     port: int = 0
     calls: int = 0
@@ -261,13 +280,17 @@ class LocalServer:
         if self.keep_requests:
             with self._lock:
                 self.requests.append(body)
+        if not isinstance(body.get("messages"), list):
+            return '"messages" must be a list'
+        return None
+
+    def refusal(self, body: dict[str, Any]) -> str | None:
+        """What of the request this server does not support (answered with ``reject_status``)."""
         rf = body.get("response_format") or {}
         if self.reject_json_schema and rf.get("type") == "json_schema":
             return "response_format type json_schema is not supported"
         if self.reject_logprobs and body.get("logprobs"):
             return "logprobs are not supported"
-        if not isinstance(body.get("messages"), list):
-            return '"messages" must be a list'
         return None
 
     @property
