@@ -32,24 +32,20 @@ def test_message_content_parts_flatten_to_text() -> None:
         {"type": "text", "text": "b"},
     ]
     msg = Message(role="user", content=parts)
-    assert msg.text == "first\nb"  # the image part adds no blank line
+    assert msg.text == "first\n[image]\nb"  # the image stands as a stated placeholder
     assert content_text(None) == ""
 
 
 @pytest.mark.parametrize(
     ("fields", "match"),
     [
-        ({"role": "tool", "content": "42"}, 'needs "tool_call_id"'),
         ({"role": "user", "content": "x", "tool_calls": [_tool_call()]}, "only assistant"),
         ({"role": "robot", "content": "x"}, "role"),
-        ({"role": "user", "content": "x", "weight": 1}, "Extra inputs"),
         ({"role": "assistant", "tool_calls": [{"id": "c", "function": {}}]}, "name"),
     ],
     ids=[
-        "tool-without-call-id",
         "user-with-tool-calls",
         "unknown-role",
-        "unknown-field",
         "tool-call-without-name",
     ],
 )

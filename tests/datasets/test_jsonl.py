@@ -166,13 +166,15 @@ def test_item_errors_name_the_field(tmp_path: Path) -> None:
     path = tmp_path / "items.jsonl"
     path.write_text(
         '{"id": "a", "messages": [{"role": "user", "content": "hi"}]}\n'
-        '{"id": "b", "messages": [{"role": "tool", "content": "42"}]}\n'
+        '{"id": "b", "messages": [{"role": "user", "content": "q", "tool_calls": [{"id": "c", '
+        '"function": {"name": "f"}}]}]}\n'
         '{"id": "c"}\n'
     )
     errors: list[DataError] = []
     assert [i.id for i in read_items(path, on_error=errors.append)] == ["a"]
     assert str(errors[0]).endswith(
-        'items.jsonl:2: field "messages.0": Value error, a "tool" message needs "tool_call_id"'
+        "items.jsonl:2: field \"messages.0\": Value error, "
+        "only assistant messages carry \"tool_calls\", not 'user'"
     )
     assert str(errors[1]).endswith(
         'items.jsonl:3: an item needs non-empty "messages" (or "response_a"/"response_b")'
