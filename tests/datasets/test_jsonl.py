@@ -173,7 +173,7 @@ def test_item_errors_name_the_field(tmp_path: Path) -> None:
     errors: list[DataError] = []
     assert [i.id for i in read_items(path, on_error=errors.append)] == ["a"]
     assert str(errors[0]).endswith(
-        "items.jsonl:2: field \"messages.0\": Value error, "
+        'items.jsonl:2: field "messages.0": Value error, '
         "only assistant messages carry \"tool_calls\", not 'user'"
     )
     assert str(errors[1]).endswith(

@@ -1,6 +1,8 @@
-"""Importers for public labelled sets: ``NAME -> function(src, ...) -> Imported``.
+"""Importers: a user's own chat transcripts and label sheets, and public labelled sets.
 
-One explicit dict maps names to importers; add a new set by adding an entry.
+:func:`import_chat` and :func:`import_labels` read a user's files. The public
+sets are one explicit dict, ``NAME -> function(src, ...) -> Imported``; add a new
+set by adding an entry.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from pathlib import Path
 from tinyjudge.errors import DataError, TinyjudgeError
 
 from ._common import Imported
+from .chat import ChatImport, import_chat
 from .in3 import import_in3
+from .label_sheet import LabelImport, final_labels, import_labels
 from .llmbar import import_llmbar
 from .pandalm import import_pandalm
 from .sycon import import_sycon
@@ -20,6 +24,11 @@ from .who_and_when import import_who_and_when
 from .xstest import import_xstest
 
 __all__ = [
+    "ChatImport",
+    "LabelImport",
+    "import_chat",
+    "import_labels",
+    "final_labels",
     "IMPORTERS",
     "Imported",
     "ImportStopped",

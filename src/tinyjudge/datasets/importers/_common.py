@@ -83,6 +83,7 @@ def read_csv_rows(
     path: Path,
     required: list[str],
     on_error: Callable[[DataError], None] | None = None,
+    delimiter: str = ",",
 ) -> Iterator[tuple[int, dict[str, str]]]:
     """Yield ``(line, row)`` for each CSV row; the line is where the row starts.
 
@@ -92,10 +93,11 @@ def read_csv_rows(
         on_error: called with the error of each row whose number of fields
             differs from the header's, and reading goes on; without it the
             first such row raises.
+        delimiter: the field separator (``"\t"`` for TSV).
     """
     not_utf8: dict[int, str] = {}  # line -> what was wrong, for the row that holds it
     with path.open("rb") as fh:
-        reader = csv.DictReader(_text_lines(fh, not_utf8))
+        reader = csv.DictReader(_text_lines(fh, not_utf8), delimiter=delimiter)
         missing = [c for c in required if c not in (reader.fieldnames or [])]
         if missing:
             raise DataError(str(path), 1, f"missing columns {missing}; found {reader.fieldnames}")
