@@ -178,3 +178,64 @@ def test_text_features_refit_uses_the_new_vocabulary(xs_set: TrainingSet) -> Non
     np.testing.assert_array_equal(
         feats.transform(xs_set.items[:20]).toarray(), again.transform(xs_set.items[:20]).toarray()
     )
+
+
+@pytest.fixture(scope="module")
+def two_class_head(xs) -> tuple[LinearRM, list, list[str], list[str]]:
+    """A linear head trained on GPT-4's labels without partial_refusal (2 of the rubric's 3
+    labels), and people's labels on held-out prompts that do use partial_refusal."""
+    from tinyjudge.records import index_labels
+
+    table = index_labels(xs.labels)
+    judge, human = table["judge:gpt-4"], table["human:final"]
+    train_ids, cal_ids = grouped_split(xs.items, "metadata.prompt_id", 0.4, seed=1)
+    train = [
+        xs.items[i]
+        for i in train_ids
+        if judge[xs.items[i].id].status == "ok" and judge[xs.items[i].id].label != "partial_refusal"
+    ]
+    model = LinearRM("compliance").fit(train, [judge[it.id].label for it in train])
+    cal = [xs.items[i] for i in cal_ids]
+    return (
+        model,
+        cal,
+        [human[it.id].label for it in cal],
+        [it.get("metadata.prompt_id") for it in cal],
+    )
+
+
+def test_a_class_absent_from_training_gets_a_small_probability(two_class_head) -> None:
+    model, cal, _, _ = two_class_head
+    assert model.head_.present_.tolist() == [0, 1]
+    P = model.predict_proba(cal)
+    assert P.shape == (len(cal), 3)
+    n_train = model.card_["n_train"]
+    np.testing.assert_allclose(P[:, 2], 1.0 / (n_train + 3))
+    assert (P > 0).all() and (P < 1).all()
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+
+
+def test_temperature_on_a_two_class_head_does_not_explode_ece(two_class_head) -> None:
+    """The reported case: T fitted against people who use the absent label raised the
+    held-out ECE (0.03 -> 0.25 on the demo) when that label had probability 0."""
+    from tinyjudge.calibrate import cross_fit
+
+    model, cal, y, groups = two_class_head
+    cf = cross_fit(
+        "temperature",
+        model.predict_proba(cal),
+        y,
+        classes=model.classes_,
+        groups=groups,
+        n_boot=20,
+    )
+    assert "partial_refusal" in y
+    before, after = cf.metrics_before["ece"].estimate, cf.metrics_after["ece"].estimate
+    assert after < before + 0.02, (before, after)
+
+
+def test_saturated_logits_give_no_exact_zero_or_one(fitted) -> None:
+    model, ts, _ = fitted
+    sharp = clone(model).set_params(C=1e6).fit(ts.items[:200], ts.y_hard[:200])
+    P = sharp.predict_proba(ts.items[:200])
+    assert (P > 0).all() and (P < 1).all()

@@ -55,6 +55,9 @@ class RewardModel(ClassifierMixin, BaseEstimator):
 
     tier: ClassVar[str] = ""
     calibrator_: Any = None
+    # predict_proba keeps every probability in [PROB_FLOOR, 1 - PROB_FLOOR]: never
+    # exactly 0 or 1, so a log (NLL, a calibrator, a reward) is always finite.
+    PROB_FLOOR: ClassVar[float] = 1e-9
 
     # -- fitting ---------------------------------------------------------------
 
@@ -100,7 +103,11 @@ class RewardModel(ClassifierMixin, BaseEstimator):
     # -- prediction ------------------------------------------------------------
 
     def predict_proba(self, items: Sequence[Item]) -> np.ndarray:
-        """Probabilities (n, k) over ``classes_`` (the rubric's label order)."""
+        """Probabilities (n, k) over ``classes_`` (the rubric's label order).
+
+        Every rubric label has a column and every probability is strictly
+        between 0 and 1 (at least :attr:`PROB_FLOOR`).
+        """
         self._check_fitted()
         items = list(items)
         if not items:
@@ -108,6 +115,7 @@ class RewardModel(ClassifierMixin, BaseEstimator):
         P = np.asarray(self._proba(items), dtype=np.float64)
         if self.calibrator_ is not None:
             P = np.asarray(self.calibrator_.predict_proba(P), dtype=np.float64)
+        P = np.maximum(P / P.sum(axis=1, keepdims=True), self.PROB_FLOOR)
         return P / P.sum(axis=1, keepdims=True)
 
     def predict(self, items: Sequence[Item]) -> list[str]:

@@ -172,6 +172,12 @@ class SoftLogistic:
 
     scikit-learn's LogisticRegression takes hard labels only, so each item is
     repeated once per class it has mass on, weighted by that mass.
+
+    A class with no mass in the training targets (a rubric label the teacher
+    never gave) still gets a probability: ``1 / (n + k)`` for ``n`` training
+    items and ``k`` classes, the posterior mean of a class seen 0 times in ``n``
+    under a uniform prior. Never 0, so a calibrator fitted on people who do use
+    that label is not driven to extremes by ``log 0``.
     """
 
     def __init__(self, C: float = 10.0, max_iter: int = 2000, balanced: bool = True):
@@ -189,6 +195,7 @@ class SoftLogistic:
         lr.fit(Xr, cols, sample_weight=weight * len(rows) / weight.sum())
         self.k_ = Y.shape[1]
         self.present_ = lr.classes_.astype(np.int64)
+        self.absent_p_ = 1.0 / (Y.shape[0] + self.k_)
         coef, intercept = lr.coef_, lr.intercept_
         if len(self.present_) == 2:  # binary LR keeps one row: make it a softmax pair
             coef = np.vstack([-coef[0] / 2, coef[0] / 2])
@@ -201,8 +208,9 @@ class SoftLogistic:
         logits = np.asarray(X @ self.coef_.T) + self.intercept_
         logits -= logits.max(axis=1, keepdims=True)
         e = np.exp(logits)
-        P = np.zeros((X.shape[0], self.k_))
-        P[:, self.present_] = e / e.sum(axis=1, keepdims=True)
+        n_absent = self.k_ - len(self.present_)
+        P = np.full((X.shape[0], self.k_), self.absent_p_)
+        P[:, self.present_] = e / e.sum(axis=1, keepdims=True) * (1.0 - n_absent * self.absent_p_)
         return P
 
     def state(self) -> dict[str, np.ndarray]:
@@ -211,6 +219,7 @@ class SoftLogistic:
             "intercept": self.intercept_,
             "present": self.present_,
             "k": np.array([self.k_]),
+            "absent_p": np.array([self.absent_p_]),
         }
 
     @classmethod
@@ -218,6 +227,8 @@ class SoftLogistic:
         head = cls()
         head.coef_, head.intercept_ = arrays["coef"], arrays["intercept"]
         head.present_, head.k_ = arrays["present"], int(arrays["k"][0])
+        # saved before absent classes had a probability: a small one all the same
+        head.absent_p_ = float(arrays.get("absent_p", [1e-3])[0])
         return head
 
 
