@@ -106,7 +106,11 @@ def test_bearer_token_is_required_when_set(linear_model, xstest_items_labels) ->
         health = httpx.get(f"{url}/health")
     assert (none.status_code, wrong.status_code, ok.status_code) == (401, 401, 200)
     assert metrics.status_code == 401
-    assert health.json() == {"status": "ok", "model": linear_model.name}
+    assert health.json() == {
+        "status": "ok",
+        "model": linear_model.name,
+        "reward": {"labels": ["full_refusal", "partial_refusal"], "rubric": "compliance"},
+    }
 
 
 def test_concurrent_clients_get_their_own_results_in_shared_batches(

@@ -8,10 +8,31 @@ from __future__ import annotations
 import ipaddress
 import logging
 
-from ._app import Scorer, create_app, query_to_item
+from ._app import (
+    Scorer,
+    create_app,
+    describe_reward,
+    query_to_item,
+    reward_labels_for,
+    rollout_to_item,
+)
 from ._batcher import MicroBatcher
+from ._templates import CHAT_TEMPLATES, canonical, parse_chat_text
 
-__all__ = ["create_app", "run_server", "MicroBatcher", "Scorer", "query_to_item", "is_loopback"]
+__all__ = [
+    "create_app",
+    "run_server",
+    "MicroBatcher",
+    "Scorer",
+    "query_to_item",
+    "rollout_to_item",
+    "reward_labels_for",
+    "describe_reward",
+    "parse_chat_text",
+    "canonical",
+    "CHAT_TEMPLATES",
+    "is_loopback",
+]
 
 log = logging.getLogger("tinyjudge.serve")
 
@@ -34,6 +55,8 @@ def run_server(
     max_batch: int = 64,
     max_wait_ms: float = 5.0,
     max_body_bytes: int = 8 << 20,
+    reward: list[str] | None = None,
+    chat_template: str | None = None,
 ) -> None:
     """Serve ``model`` until interrupted (see :func:`create_app` for the options)."""
     import uvicorn
@@ -44,5 +67,13 @@ def run_server(
             "model; pass --token or bind 127.0.0.1",
             host,
         )
-    app = create_app(model, token, max_batch, max_wait_ms, max_body_bytes)
+    app = create_app(
+        model,
+        token,
+        max_batch,
+        max_wait_ms,
+        max_body_bytes,
+        reward=reward,
+        chat_template=chat_template,
+    )
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

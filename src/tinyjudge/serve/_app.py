@@ -9,16 +9,27 @@ from typing import Any, Protocol
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tinyjudge._memory import trimming
+from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label, Message
 
 from ._batcher import MicroBatcher
 from ._guard import Guard
 from ._metrics import Metrics
+from ._templates import canonical, check_template, parse_chat_text
 
-__all__ = ["create_app", "Scorer", "query_to_item"]
+__all__ = [
+    "create_app",
+    "Scorer",
+    "query_to_item",
+    "reward_labels_for",
+    "rollout_to_item",
+    "describe_reward",
+]
+
+_NO_ID = "\x00no id"  # stands for an absent id until the item's content gives it one
 
 
 class Scorer(Protocol):
@@ -30,16 +41,40 @@ class Scorer(Protocol):
 
 
 class ScoreRequest(BaseModel):
+    """Items to score; an item without ``id`` gets one from its content (16 hex digits)."""
+
     model_config = ConfigDict(extra="forbid")
     items: list[Item] = Field(min_length=1)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _mark_missing_ids(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("items"), list):
+            items = [
+                {**it, "id": _NO_ID} if isinstance(it, dict) and not it.get("id") else it
+                for it in data["items"]
+            ]
+            data = {**data, "items": items}
+        return data
+
+    @model_validator(mode="after")
+    def _ids_from_content(self) -> ScoreRequest:
+        for item in self.items:
+            if item.id == _NO_ID:
+                item.id = item.content_hash()[:16]
+        return self
+
 
 class RewardRequest(BaseModel):
-    """OpenRLHF's remote reward-model request: full texts, optionally their prompts."""
+    """OpenRLHF's remote reward-model request: rollouts, optionally their prompts.
+
+    A rollout is the text the policy saw (its chat template applied) or a list
+    of OpenAI-style messages. ``labels`` and other fields are ignored.
+    """
 
     model_config = ConfigDict(extra="ignore")
-    query: list[str] = Field(min_length=1)
-    prompts: list[str] | None = None
+    query: list[str | list[dict[str, Any]]] = Field(min_length=1)
+    prompts: list[str | list[dict[str, Any]] | None] | None = None
 
 
 # the routes below; the metrics count any other path as "other"
@@ -58,7 +93,65 @@ def query_to_item(query: str, prompt: str | None, index: int) -> Item:
     return Item(id=f"query:{index}", messages=messages)
 
 
-def _describe(err: RequestValidationError) -> str:
+def rollout_to_item(
+    query: str | list[dict[str, Any]],
+    prompt: str | list[dict[str, Any]] | None,
+    index: int,
+    chat_template: str | None = None,
+) -> Item:
+    """An RL rollout as an item, the same whether it came as messages or as template text.
+
+    Messages are read as the importer reads them. Text in a known chat
+    template (or ``chat_template``) is turned back into its messages; other
+    text falls back to :func:`query_to_item`.
+
+    Raises:
+        pydantic.ValidationError: messages that are not messages.
+    """
+    if isinstance(query, list):
+        return Item.model_validate({"id": f"query:{index}", "messages": canonical(query)})
+    messages = parse_chat_text(query, chat_template)
+    if messages:
+        return Item.model_validate({"id": f"query:{index}", "messages": messages})
+    return query_to_item(query, prompt if isinstance(prompt, str) else None, index)
+
+
+def reward_labels_for(model: Scorer, labels: list[str] | None = None) -> list[str] | None:
+    """The labels whose summed probability is the reward (default: the rubric's ``positive``).
+
+    Returns None when the model has no rubric to say (the reward is then each
+    label's ``score``, else the probability of its label).
+
+    Raises:
+        TinyjudgeError: a label the model's rubric does not have, naming those it has.
+    """
+    rubric = getattr(model, "rubric", None)
+    if rubric is None:
+        if labels:
+            raise TinyjudgeError(f"--reward {','.join(labels)}: model {model.name} has no rubric")
+        return None
+    if not labels:
+        return list(rubric.positive) or None
+    unknown = [lab for lab in labels if lab not in rubric.label_names]
+    if unknown:
+        raise TinyjudgeError(
+            f"--reward {','.join(labels)}: {unknown} not among the labels of rubric "
+            f"{rubric.id}: {rubric.label_names}"
+        )
+    return list(labels)
+
+
+def describe_reward(model: Scorer, labels: list[str] | None) -> str:
+    """One line saying what the reward is, for the server's start and the README."""
+    rubric = getattr(model, "rubric", None)
+    if not labels or rubric is None:
+        return f"reward: each label's score from {model.name}"
+    which = " + ".join(f"P({name})" for name in labels)
+    default = " (the rubric's positive labels)" if labels == list(rubric.positive) else ""
+    return f"reward: {which} under rubric {rubric.id}{default}, in [0, 1]"
+
+
+def _describe(err: RequestValidationError | ValidationError) -> str:
     parts = []
     for e in err.errors()[:3]:
         loc = ".".join(str(x) for x in e["loc"] if x != "body") or "body"
@@ -79,6 +172,8 @@ def create_app(
     max_batch: int = 64,
     max_wait_ms: float = 5.0,
     max_body_bytes: int = 8 << 20,
+    reward: list[str] | None = None,
+    chat_template: str | None = None,
 ) -> FastAPI:
     """Build the reward server around a loaded reward model.
 
@@ -90,7 +185,19 @@ def create_app(
         max_batch: the most items gathered into one forward pass (1 = off).
         max_wait_ms: how long a forward pass waits to gather more items.
         max_body_bytes: larger request bodies are refused with 413.
+        reward: the labels whose summed probability ``/get_reward`` returns
+            (default: the rubric's ``positive`` labels).
+        chat_template: how ``/get_reward`` reads text rollouts: a name of
+            ``CHAT_TEMPLATES`` or a ``{role}``/``{content}`` pattern
+            (default: the built-in templates, recognised by their markers).
+
+    Raises:
+        TinyjudgeError: a ``reward`` label the rubric lacks, or a bad template.
     """
+    reward_labels = reward_labels_for(model, reward)
+    if chat_template is not None:
+        check_template(chat_template)
+    rubric = getattr(model, "rubric", None)
     metrics = Metrics()
     batcher: MicroBatcher[Item, Label] = MicroBatcher(
         trimming(model.score_items),
@@ -133,18 +240,27 @@ def create_app(
         if req.prompts is not None and len(req.prompts) != len(req.query):
             msg = f'"prompts" has {len(req.prompts)} entries but "query" has {len(req.query)}'
             return JSONResponse({"detail": msg}, status_code=422)
-        prompts: list[str | None] = [*req.prompts] if req.prompts else [None] * len(req.query)
-        items = [
-            query_to_item(q, p, i) for i, (q, p) in enumerate(zip(req.query, prompts, strict=True))
-        ]
+        prompts = [*req.prompts] if req.prompts else [None] * len(req.query)
+        try:
+            items = [
+                rollout_to_item(q, p, i, chat_template)
+                for i, (q, p) in enumerate(zip(req.query, prompts, strict=True))
+            ]
+        except ValidationError as e:
+            return JSONResponse({"detail": _describe(e)}, status_code=422)
         labels = await scored(items)
         if isinstance(labels, JSONResponse):
             return labels
-        return {"rewards": [_reward(lab) for lab in labels]}
+        rewards = [_reward(lab, reward_labels) for lab in labels]
+        names = rubric.label_names if rubric is not None else []
+        logs = {f"prob_{n}": [(lab.probs or {}).get(n, 0.0) for lab in labels] for n in names}
+        # OpenRLHF's own server answers "scores" too, which clients with score_key="scores" read
+        return {"rewards": rewards, "scores": rewards, "extra_logs": logs}
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
-        return {"status": "ok", "model": model.name}
+        what = {"labels": reward_labels, "rubric": rubric.id if rubric is not None else None}
+        return {"status": "ok", "model": model.name, "reward": what}
 
     @app.get("/metrics")
     async def prom() -> PlainTextResponse:
@@ -153,8 +269,11 @@ def create_app(
     return app
 
 
-def _reward(label: Label) -> float:
-    """The scalar reward of a label: its score, else the probability of its label."""
+def _reward(label: Label, labels: list[str] | None = None) -> float:
+    """The scalar reward of a label: the probability of ``labels``, else its score,
+    else the probability of its label."""
+    if labels and label.probs is not None:
+        return float(sum(label.probs.get(name, 0.0) for name in labels))
     if label.score is not None:
         return float(label.score)
     if label.probs and label.label is not None:
