@@ -17,7 +17,7 @@ $(VENV)/.installed-base: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(PIP) $(TORCH) -e ".[dev,serve,ray]"
+	$(PIP) $(TORCH) -e ".[dev,serve,ray,rl]"
 	touch $@ $(VENV)/.installed-base
 
 demo: $(VENV)/.installed-base

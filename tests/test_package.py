@@ -44,7 +44,7 @@ STAGE = {
     "records": 0, "errors": 0, "rubric": 0, "datasets": 0, "_stats": 0, "_memory": 0,
     "hints": 0,
     "judge": 1, "distill": 2, "calibrate": 3, "audit": 4,
-    "serve": 5, "label": 5, "scale": 5, "cli": 6, "demo": 6,
+    "serve": 5, "label": 5, "scale": 5, "integrations": 6, "cli": 6, "demo": 6,
 }  # fmt: skip
 # distill/_load.py applies a saved calibrator through tinyjudge.calibrate; known, owned there.
 KNOWN = {("distill", "calibrate")}

@@ -1,23 +1,29 @@
 """HTTP reward server for RL loops: micro-batched scoring with a distilled model.
 
-Install with the ``serve`` extra (FastAPI and uvicorn).
+The server needs the ``serve`` extra (FastAPI and uvicorn); the rollout readers
+and reward helpers it shares with ``tinyjudge.integrations`` do not, so
+``create_app`` loads FastAPI only when it is first used.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import logging
+from typing import TYPE_CHECKING, Any
 
-from ._app import (
+from ._batcher import MicroBatcher
+from ._rollouts import (
     Scorer,
-    create_app,
     describe_reward,
     query_to_item,
     reward_labels_for,
+    reward_of,
     rollout_to_item,
 )
-from ._batcher import MicroBatcher
 from ._templates import CHAT_TEMPLATES, canonical, parse_chat_text
+
+if TYPE_CHECKING:
+    from ._app import create_app
 
 __all__ = [
     "create_app",
@@ -27,6 +33,7 @@ __all__ = [
     "query_to_item",
     "rollout_to_item",
     "reward_labels_for",
+    "reward_of",
     "describe_reward",
     "parse_chat_text",
     "canonical",
@@ -35,6 +42,14 @@ __all__ = [
 ]
 
 log = logging.getLogger("tinyjudge.serve")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "create_app":  # FastAPI is imported on first use, not with the package
+        from ._app import create_app
+
+        return create_app
+    raise AttributeError(f"module 'tinyjudge.serve' has no attribute {name!r}")
 
 
 def is_loopback(host: str) -> bool:
@@ -60,6 +75,8 @@ def run_server(
 ) -> None:
     """Serve ``model`` until interrupted (see :func:`create_app` for the options)."""
     import uvicorn
+
+    from ._app import create_app
 
     if not is_loopback(host) and not token:
         log.warning(

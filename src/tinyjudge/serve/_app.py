@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, Protocol
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -12,32 +12,17 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tinyjudge._memory import trimming
-from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Item, Label, Message
+from tinyjudge.records import Item, Label
 
 from ._batcher import MicroBatcher
 from ._guard import Guard
 from ._metrics import Metrics
-from ._templates import canonical, check_template, parse_chat_text
+from ._rollouts import Scorer, reward_labels_for, reward_of, rollout_to_item
+from ._templates import check_template
 
-__all__ = [
-    "create_app",
-    "Scorer",
-    "query_to_item",
-    "reward_labels_for",
-    "rollout_to_item",
-    "describe_reward",
-]
+__all__ = ["create_app"]
 
 _NO_ID = "\x00no id"  # stands for an absent id until the item's content gives it one
-
-
-class Scorer(Protocol):
-    """What the server needs of a reward model (any distilled tier qualifies)."""
-
-    name: str
-
-    def score_items(self, items: list[Item]) -> list[Label]: ...
 
 
 class ScoreRequest(BaseModel):
@@ -79,76 +64,6 @@ class RewardRequest(BaseModel):
 
 # the routes below; the metrics count any other path as "other"
 PATHS = frozenset({"/score", "/get_reward", "/health", "/metrics"})
-
-
-def query_to_item(query: str, prompt: str | None, index: int) -> Item:
-    """Turn an RL rollout's text into an item: the prompt as user turn when it is known."""
-    if prompt and query.startswith(prompt):
-        messages = [
-            Message(role="user", content=prompt),
-            Message(role="assistant", content=query[len(prompt) :]),
-        ]
-    else:
-        messages = [Message(role="assistant", content=query)]
-    return Item(id=f"query:{index}", messages=messages)
-
-
-def rollout_to_item(
-    query: str | list[dict[str, Any]],
-    prompt: str | list[dict[str, Any]] | None,
-    index: int,
-    chat_template: str | None = None,
-) -> Item:
-    """An RL rollout as an item, the same whether it came as messages or as template text.
-
-    Messages are read as the importer reads them. Text in a known chat
-    template (or ``chat_template``) is turned back into its messages; other
-    text falls back to :func:`query_to_item`.
-
-    Raises:
-        pydantic.ValidationError: messages that are not messages.
-    """
-    if isinstance(query, list):
-        return Item.model_validate({"id": f"query:{index}", "messages": canonical(query)})
-    messages = parse_chat_text(query, chat_template)
-    if messages:
-        return Item.model_validate({"id": f"query:{index}", "messages": messages})
-    return query_to_item(query, prompt if isinstance(prompt, str) else None, index)
-
-
-def reward_labels_for(model: Scorer, labels: list[str] | None = None) -> list[str] | None:
-    """The labels whose summed probability is the reward (default: the rubric's ``positive``).
-
-    Returns None when the model has no rubric to say (the reward is then each
-    label's ``score``, else the probability of its label).
-
-    Raises:
-        TinyjudgeError: a label the model's rubric does not have, naming those it has.
-    """
-    rubric = getattr(model, "rubric", None)
-    if rubric is None:
-        if labels:
-            raise TinyjudgeError(f"--reward {','.join(labels)}: model {model.name} has no rubric")
-        return None
-    if not labels:
-        return list(rubric.positive) or None
-    unknown = [lab for lab in labels if lab not in rubric.label_names]
-    if unknown:
-        raise TinyjudgeError(
-            f"--reward {','.join(labels)}: {unknown} not among the labels of rubric "
-            f"{rubric.id}: {rubric.label_names}"
-        )
-    return list(labels)
-
-
-def describe_reward(model: Scorer, labels: list[str] | None) -> str:
-    """One line saying what the reward is, for the server's start and the README."""
-    rubric = getattr(model, "rubric", None)
-    if not labels or rubric is None:
-        return f"reward: each label's score from {model.name}"
-    which = " + ".join(f"P({name})" for name in labels)
-    default = " (the rubric's positive labels)" if labels == list(rubric.positive) else ""
-    return f"reward: {which} under rubric {rubric.id}{default}, in [0, 1]"
 
 
 def _describe(err: RequestValidationError | ValidationError) -> str:
@@ -251,7 +166,7 @@ def create_app(
         labels = await scored(items)
         if isinstance(labels, JSONResponse):
             return labels
-        rewards = [_reward(lab, reward_labels) for lab in labels]
+        rewards = [reward_of(lab, reward_labels) for lab in labels]
         names = rubric.label_names if rubric is not None else []
         logs = {f"prob_{n}": [(lab.probs or {}).get(n, 0.0) for lab in labels] for n in names}
         # OpenRLHF's own server answers "scores" too, which clients with score_key="scores" read
@@ -267,15 +182,3 @@ def create_app(
         return PlainTextResponse(metrics.render(), media_type="text/plain; version=0.0.4")
 
     return app
-
-
-def _reward(label: Label, labels: list[str] | None = None) -> float:
-    """The scalar reward of a label: the probability of ``labels``, else its score,
-    else the probability of its label."""
-    if labels and label.probs is not None:
-        return float(sum(label.probs.get(name, 0.0) for name in labels))
-    if label.score is not None:
-        return float(label.score)
-    if label.probs and label.label is not None:
-        return float(label.probs[label.label])
-    return float("nan")
