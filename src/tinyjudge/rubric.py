@@ -10,7 +10,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -25,6 +25,7 @@ __all__ = [
     "LabelSpec",
     "Example",
     "Window",
+    "RewardModelSpec",
     "load_rubric",
     "list_rubrics",
     "rubric_dirs",
@@ -68,6 +69,33 @@ class Window(_Spec):
     max_tokens: int = Field(default=8000, ge=256)
 
 
+class RewardModelSpec(_Spec):
+    """What a distilled reward model reads of an item, and its tiers' defaults.
+
+    The judge always reads the whole dialogue (``window``); a small model may
+    do better on less. ``view``: ``window`` (everything up to the last user turn,
+    then the reply), ``first_user_last_answer`` (the first user turn, then the
+    last assistant answer) or ``first_user_first_last_answer`` (the first user
+    turn and the first answer, then the last answer). The last answer is the
+    reply segment, which keeps its start and most of the token budget.
+
+    ``combine``: ``last`` scores the item's view as it is; ``worst_answer``
+    scores every answer of the dialogue in the view (the item cut after each
+    answer) and gives the item the distribution of its worst one (least mass on
+    ``positive``), for labels that stay negative once they turn negative (a
+    dialogue that caved stays caved). Such a model trains only on items whose
+    label describes their own answer: an item is left out when an earlier
+    labelled answer of the same dialogue is already negative.
+
+    ``params``: per tier, options used when ``distill`` is not given them
+    (e.g. ``encoder: {epochs: 3, max_length: 256}``).
+    """
+
+    view: Literal["window", "first_user_last_answer", "first_user_first_last_answer"] = "window"
+    combine: Literal["last", "worst_answer"] = "last"
+    params: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
 class Rubric(_Spec):
     """A behaviour, its label set and how to judge it (see ``rubrics/*.yaml``)."""
 
@@ -83,6 +111,7 @@ class Rubric(_Spec):
     )
     examples: list[Example] = Field(default_factory=list)
     window: Window = Field(default_factory=Window)
+    reward_model: RewardModelSpec = Field(default_factory=RewardModelSpec)
     hint: bool = False
     step: bool = False
     notes: str | None = None
@@ -112,6 +141,13 @@ class Rubric(_Spec):
         for p in self.positive:
             if p not in names:
                 raise ValueError(f"field positive: {p!r} is not one of {names}")
+        if self.reward_model.combine == "worst_answer" and (
+            not self.positive or self.type in ("pairwise", "step")
+        ):
+            raise ValueError(
+                "field reward_model.combine: worst_answer needs a nominal or ordinal rubric "
+                "with positive labels (the worst answer is the one with least positive mass)"
+            )
         return self
 
     @property
@@ -120,8 +156,13 @@ class Rubric(_Spec):
 
     @property
     def hash(self) -> str:
-        """Content hash (16 hex digits) of everything that defines the rubric."""
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+        """Content hash (16 hex digits) of everything that defines the judging.
+
+        ``reward_model`` is left out: what a small model reads does not change
+        what the judge was asked, so its labels and cache entries stay valid.
+        """
+        spec = self.model_dump(mode="json", exclude={"reward_model"})
+        blob = json.dumps(spec, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     def label_problem(self, label: Label) -> str | None:

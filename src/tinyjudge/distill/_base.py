@@ -16,6 +16,7 @@ from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
 
 from ._data import data_hash
+from ._text import View, answer_prefixes, item_views
 
 __all__ = ["RewardModel", "FORMAT", "FORMAT_VERSION", "META_FILE", "file_sha256", "batched"]
 
@@ -61,14 +62,56 @@ class RewardModel(ClassifierMixin, BaseEstimator):
 
     # -- fitting ---------------------------------------------------------------
 
+    @property
+    def view(self) -> str:
+        """What this model reads of an item: the rubric's ``reward_model.view``."""
+        return self.rubric.reward_model.view
+
+    def views_of(self, items: Sequence[Item]) -> list[View]:
+        """The (context, response) text this model reads of each single item."""
+        return [item_views(it, self.view)[0] for it in items]
+
     def fit(self, items: Sequence[Item], y: Sequence[str] | np.ndarray) -> RewardModel:
-        """Fit on items and the teacher's labels (strings) or soft targets (n, k)."""
+        """Fit on items and the teacher's labels (strings) or soft targets (n, k).
+
+        Under the rubric's ``reward_model.combine: worst_answer``, items whose
+        dialogue already turned negative at an earlier labelled answer are left
+        out (their label is inherited, not a verdict on their own answer).
+        """
         items = list(items)
         Y = self._targets(items, y)
         self.classes_ = list(self.rubric.label_names)
+        n_given = len(items)
+        if self.rubric.reward_model.combine == "worst_answer":
+            keep = self._own_verdicts(items, Y)
+            items, Y = [items[i] for i in keep], Y[keep]
         self._fit(items, Y)
-        self.card_ = {"data_hash": data_hash(items, Y), "n_train": len(items)}
+        self.card_ = {
+            "data_hash": data_hash(items, Y),
+            "n_train": len(items),
+            "view": self.view,
+            "combine": self.rubric.reward_model.combine,
+        }
+        if n_given != len(items):
+            self.card_["n_left_out_inherited"] = n_given - len(items)
         return self
+
+    def _positive_mass(self, P: np.ndarray) -> np.ndarray:
+        cols = [self.rubric.label_names.index(p) for p in self.rubric.positive]
+        return P[:, cols].sum(axis=1)
+
+    def _own_verdicts(self, items: list[Item], Y: np.ndarray) -> np.ndarray:
+        """Indices of items with no negative earlier answer among the labelled items."""
+        key = {_dialogue_key(it): i for i, it in enumerate(items)}
+        pos = self._positive_mass(Y)
+        keep = []
+        for i, it in enumerate(items):
+            earlier = [key.get(_dialogue_key(p)) for p in answer_prefixes(it)[:-1]]
+            if not any(j is not None and pos[j] < 0.5 for j in earlier):
+                keep.append(i)
+        if not keep:
+            raise TinyjudgeError("worst_answer: every training item inherits an earlier label")
+        return np.asarray(keep)
 
     def _targets(self, items: list[Item], y: Sequence[str] | np.ndarray) -> np.ndarray:
         names = self.rubric.label_names
@@ -112,11 +155,33 @@ class RewardModel(ClassifierMixin, BaseEstimator):
         items = list(items)
         if not items:
             return np.zeros((0, len(self.classes_)))
-        P = np.asarray(self._proba(items), dtype=np.float64)
+        if self.rubric.reward_model.combine == "worst_answer":
+            P = self._worst_answer_proba(items)
+        else:
+            P = np.asarray(self._proba(items), dtype=np.float64)
         if self.calibrator_ is not None:
             P = np.asarray(self.calibrator_.predict_proba(P), dtype=np.float64)
         P = np.maximum(P / P.sum(axis=1, keepdims=True), self.PROB_FLOOR)
         return P / P.sum(axis=1, keepdims=True)
+
+    def _worst_answer_proba(self, items: list[Item]) -> np.ndarray:
+        """Each item's answers scored once each; the item gets its worst answer's row."""
+        index: dict[View, int] = {}
+        unique: list[Item] = []
+        rows: list[list[int]] = []
+        for it in items:
+            ids = []
+            for prefix in answer_prefixes(it):
+                v = item_views(prefix, self.view)[0]
+                if v not in index:
+                    index[v] = len(unique)
+                    unique.append(prefix)
+                ids.append(index[v])
+            rows.append(ids)
+        P = np.asarray(self._proba(unique), dtype=np.float64)
+        P /= P.sum(axis=1, keepdims=True)
+        pos = self._positive_mass(P)
+        return np.stack([P[ids[int(np.argmin(pos[ids]))]] for ids in rows])
 
     def predict(self, items: Sequence[Item]) -> list[str]:
         """The most probable label of each item."""
@@ -197,6 +262,10 @@ class RewardModel(ClassifierMixin, BaseEstimator):
         raise NotImplementedError
 
 
+def _dialogue_key(item: Item) -> tuple[tuple[str, str], ...]:
+    return tuple((m.role, m.text) for m in item.messages)
+
+
 def init_common(model: RewardModel, rubric: Rubric | str, name: str | None) -> None:
     """Set ``rubric`` (a Rubric) and ``name`` in a way ``sklearn.clone`` accepts."""
     model.rubric = load_rubric(rubric)
@@ -222,6 +291,8 @@ def model_card(meta: dict[str, Any], usage: str) -> str:
         f"- rubric: `{rubric['id']}` v{rubric['version']} (hash `{meta['rubric_hash']}`): "
         f"{rubric['title']}",
         f"- labels: {', '.join(f'`{c}`' for c in meta['classes'])}",
+        f"- reads: view `{rubric.get('reward_model', {}).get('view', 'window')}`, combined "
+        f"`{rubric.get('reward_model', {}).get('combine', 'last')}` (the rubric's `reward_model`)",
         f"- teacher (label source): `{card.get('teacher_source', 'unknown')}`",
         f"- training data: {card.get('n_train', '?')} items, hash `{card.get('data_hash', '?')}`"
         + (f", {card['n_unscored']} unscored labels left out" if card.get("n_unscored") else ""),

@@ -46,18 +46,19 @@ def encode_views(tokenizer: Any, views: list[View], max_length: int) -> Encoded:
 
     The reply keeps its start (where its verdict shows) and gets at least three
     quarters of the window when it needs it; the context keeps its end (the
-    request nearest the reply). Tokens cut are counted, not hidden.
+    request nearest the reply), or its start when the view says so (the first
+    user turn of a narrowed view). Tokens cut are counted, not hidden.
     """
     ctx = tokenizer([v.context for v in views], add_special_tokens=False)["input_ids"]
     rsp = tokenizer([v.response for v in views], add_special_tokens=False)["input_ids"]
     cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
     body = max_length - 3
     ids, types, dropped = [], [], 0
-    for c, r in zip(ctx, rsp, strict=True):
+    for c, r, v in zip(ctx, rsp, views, strict=True):
         n_r = min(len(r), max(body - len(c), (3 * body) // 4))
         n_c = min(len(c), body - n_r)
         dropped += len(c) - n_c + len(r) - n_r
-        c_kept = c[len(c) - n_c :] if n_c else []
+        c_kept = c[:n_c] if v.keep_context == "start" else c[len(c) - n_c :]
         ids.append([cls, *c_kept, sep, *r[:n_r], sep])
         types.append([0] * (n_c + 2) + [1] * (n_r + 1))
     return Encoded(ids, types, dropped)
@@ -223,7 +224,7 @@ class EncoderRM(RewardModel):
             )
 
     def _fit_classes(self, items: list[Item], Y: np.ndarray, torch: Any) -> None:
-        enc = encode_views(self.tokenizer_, [item_views(it)[0] for it in items], self.max_length)
+        enc = encode_views(self.tokenizer_, self.views_of(items), self.max_length)
         targets = torch.tensor(Y, dtype=torch.float32)
         weights = torch.tensor(class_balance(Y), dtype=torch.float32)
 
@@ -247,7 +248,7 @@ class EncoderRM(RewardModel):
         keep = [i for i in range(len(items)) if Y[i, ia] != Y[i, ib]]  # ties carry no order
         if not keep:
             raise TinyjudgeError("every pair is a tie: a Bradley-Terry model needs preferences")
-        views = [item_views(items[i]) for i in keep]
+        views = [item_views(items[i], self.view) for i in keep]
         chosen = [v[0] if Y[i, ia] > Y[i, ib] else v[1] for v, i in zip(views, keep, strict=True)]
         rejected = [v[1] if Y[i, ia] > Y[i, ib] else v[0] for v, i in zip(views, keep, strict=True)]
         ec = encode_views(self.tokenizer_, chosen, self.max_length)
@@ -319,11 +320,11 @@ class EncoderRM(RewardModel):
 
     def _proba(self, items: list[Item]) -> np.ndarray:
         if not self.pairwise:
-            z = self.logits([item_views(it)[0] for it in items]).astype(np.float64)
+            z = self.logits(self.views_of(items)).astype(np.float64)
             z -= z.max(axis=1, keepdims=True)
             e = np.exp(z)
             return e / e.sum(axis=1, keepdims=True)
-        views = [v for it in items for v in item_views(it)]
+        views = [v for it in items for v in item_views(it, self.view)]
         r = self.logits(views)[:, 0].astype(np.float64)
         p_a = 1.0 / (1.0 + np.exp(-(r[0::2] - r[1::2])))
         # A Bradley-Terry model has no tie: its mass stays 0.

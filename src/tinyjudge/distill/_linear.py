@@ -34,8 +34,10 @@ _SPECS: dict[str, dict[str, Any]] = {
 }
 
 
-def _field_texts(items: list[Item], opening_chars: int) -> dict[str, list[str]]:
-    views = [item_views(it)[0] for it in items]
+def _field_texts(
+    items: list[Item], opening_chars: int, view: str = "window"
+) -> dict[str, list[str]]:
+    views = [item_views(it, view)[0] for it in items]
     return {
         "context": [v.context for v in views],
         "opening": [opening(v.response, opening_chars) for v in views],
@@ -82,8 +84,15 @@ class TextFeatures:
     normalisation per view, so a reloaded model reproduces scores exactly.
     """
 
-    def __init__(self, opening_chars: int = 150, max_features: int = 50000, min_df: int = 2):
+    def __init__(
+        self,
+        opening_chars: int = 150,
+        max_features: int = 50000,
+        min_df: int = 2,
+        view: str = "window",
+    ):
         self.opening_chars = opening_chars
+        self.view = view
         self.max_features = max_features
         self.min_df = min_df
         self.vocab_: dict[str, dict[str, int]] = {}
@@ -93,7 +102,7 @@ class TextFeatures:
     def fit(self, items: list[Item]) -> TextFeatures:
         from sklearn.feature_extraction.text import TfidfVectorizer
 
-        fields = _field_texts(items, self.opening_chars)
+        fields = _field_texts(items, self.opening_chars, self.view)
         self._counters = {}  # bound to the previous vocabulary
         for name, spec in _SPECS.items():
             texts = fields[spec["field"]]
@@ -132,7 +141,7 @@ class TextFeatures:
         Per view: sublinear TF (``1 + log count``), times IDF, L2-normalised per
         row; the views sit side by side in one matrix.
         """
-        fields = _field_texts(items, self.opening_chars)
+        fields = _field_texts(items, self.opening_chars, self.view)
         rows, cols, vals, offset = [], [], [], 0
         for name in self.vocab_:
             r, c, n = self._counter(name)(fields[_SPECS[name]["field"]])
@@ -160,8 +169,10 @@ class TextFeatures:
         return meta, {f"idf.{k}": v for k, v in self.idf_.items()}
 
     @classmethod
-    def from_state(cls, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> TextFeatures:
-        feats = cls(opening_chars=meta["opening_chars"])
+    def from_state(
+        cls, meta: dict[str, Any], arrays: dict[str, np.ndarray], view: str = "window"
+    ) -> TextFeatures:
+        feats = cls(opening_chars=meta["opening_chars"], view=view)
         feats.vocab_ = {k: dict(v) for k, v in meta["vocab"].items()}
         feats.idf_ = {k: arrays[f"idf.{k}"] for k in feats.vocab_}
         return feats
@@ -263,7 +274,9 @@ class LinearRM(RewardModel):
 
     def _fit(self, items: list[Item], Y: np.ndarray) -> None:
         _refuse_pairwise(items, self.tier)
-        self.features_ = TextFeatures(self.opening_chars, self.max_features).fit(items)
+        self.features_ = TextFeatures(self.opening_chars, self.max_features, view=self.view).fit(
+            items
+        )
         self.head_ = SoftLogistic(C=self.C, balanced=self.balanced).fit(
             self.features_.transform(items), Y
         )
@@ -303,7 +316,7 @@ def load_text_head(cls: type[M], model_dir: Path, meta: dict[str, Any]) -> M:
     model = cls(Rubric.model_validate(meta["rubric"]), meta["name"], **meta["params"])
     arrays = load_file(str(model_dir / "weights.safetensors"))
     vocab = json.loads((model_dir / "vocab.json").read_text())
-    model.features_ = TextFeatures.from_state(vocab, arrays)
+    model.features_ = TextFeatures.from_state(vocab, arrays, view=model.view)
     model.head_ = SoftLogistic.from_state(
         {k.removeprefix("head."): v for k, v in arrays.items() if k.startswith("head.")}
     )

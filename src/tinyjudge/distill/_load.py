@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.rubric import Rubric
+from tinyjudge.rubric import Rubric, load_rubric
 
 from ._base import FORMAT, FORMAT_VERSION, META_FILE, RewardModel, file_sha256
 from ._encoder import EncoderRM
@@ -25,17 +25,28 @@ TIERS: dict[str, type[RewardModel]] = {
 
 
 def make_model(tier: str, rubric: Rubric | str, **params: Any) -> RewardModel:
-    """A new, unfitted reward model of the named tier."""
+    """A new, unfitted reward model of the named tier.
+
+    Options not given come from the rubric's ``reward_model.params[tier]``, then
+    from the tier's own defaults.
+    """
     if tier not in TIERS:
         raise TinyjudgeError(f"unknown tier {tier!r}; tiers are {sorted(TIERS)}")
     cls = TIERS[tier]
     import inspect
 
+    rubric = load_rubric(rubric)
     allowed = sorted(set(inspect.signature(cls).parameters) - {"rubric"})
-    unknown = sorted(set(params) - set(allowed))
-    if unknown:
-        raise TinyjudgeError(f"unknown option(s) {unknown} for the {tier} tier; options: {allowed}")
-    return cls(rubric, **params)
+    defaults = rubric.reward_model.params.get(tier, {})
+    for given, where in ((defaults, f"rubric {rubric.id}'s reward_model.params"), (params, "")):
+        unknown = sorted(set(given) - set(allowed))
+        if unknown:
+            raise TinyjudgeError(
+                f"unknown option(s) {unknown} for the {tier} tier"
+                + (f" in {where}" if where else "")
+                + f"; options: {allowed}"
+            )
+    return cls(rubric, **{**defaults, **params})
 
 
 def parse_params(pairs: list[str]) -> dict[str, Any]:

@@ -21,7 +21,6 @@ from tinyjudge.rubric import Rubric, load_rubric
 
 from ._base import class_balance
 from ._encoder import EncoderRM, _pad, encode_views, soft_ce
-from ._text import item_views
 
 __all__ = ["fit_multi_rubric"]
 
@@ -56,7 +55,7 @@ def fit_multi_rubric(
     for rid, (items, y) in tasks.items():
         items = list(items)
         Y = models[rid]._targets(items, y)
-        enc = encode_views(_tokenizer(first), [item_views(it)[0] for it in items], first.max_length)
+        enc = encode_views(_tokenizer(first), models[rid].views_of(items), first.max_length)
         data[rid] = (enc, torch.tensor(Y), torch.tensor(class_balance(Y)), Y, items)
     # The shared body is the first rubric's sequence classifier; the others add heads.
     first._fit_setup(torch)

@@ -24,7 +24,7 @@ from tinyjudge.rubric import Rubric
 from ._base import RewardModel, init_common
 from ._embed import MINILM, FrozenEncoder
 from ._linear import SoftLogistic, TextFeatures, _refuse_pairwise, load_text_head, save_text_head
-from ._text import item_views, opening
+from ._text import opening
 
 __all__ = ["ProbeRM"]
 
@@ -98,7 +98,7 @@ class ProbeRM(RewardModel):
 
     def _embeddings(self, items: list[Item]) -> np.ndarray:
         enc = self._encoder()
-        views = [item_views(it)[0] for it in items]
+        views = self.views_of(items)
         texts = {
             "opening": lambda v: opening(v.response, self.opening_chars),
             "response": lambda v: v.response,
@@ -128,7 +128,7 @@ class ProbeRM(RewardModel):
 
     def _fit(self, items: list[Item], Y: np.ndarray) -> None:
         _refuse_pairwise(items, self.tier)
-        self.features_ = TextFeatures(self.opening_chars).fit(items)
+        self.features_ = TextFeatures(self.opening_chars, view=self.view).fit(items)
         enc = self._encoder()
         before = enc.tokens_seen
         X = self._features(items)

@@ -4,22 +4,35 @@ A reward model learns what the teacher judged: the assistant's reply to the last
 request, in the light of what came before. So each item is split into a
 ``context`` (everything up to and including the last user turn) and a
 ``response`` (everything after it: assistant turns, tool calls, tool results).
+
+A rubric's ``reward_model.view`` may narrow the context to the first user turn
+(and the first answer); :func:`item_views` is the one place that builds what a
+model reads, for fitting, scoring and serving alike.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
+from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Message
 
-__all__ = ["View", "render_messages", "item_views", "opening"]
+__all__ = ["View", "VIEWS", "render_messages", "item_views", "answer_prefixes", "opening"]
+
+VIEWS = ("window", "first_user_last_answer", "first_user_first_last_answer")
 
 
 class View(NamedTuple):
-    """The two parts of one scored text: what was asked, and the reply."""
+    """The two parts of one scored text: what was asked, and the reply.
+
+    ``keep_context`` says which end of the context survives truncation: the end
+    (the request nearest the reply) for a window, the start (the first user
+    turn) when the context opens the dialogue.
+    """
 
     context: str
     response: str
+    keep_context: Literal["end", "start"] = "end"
 
 
 def _render(message: Message) -> str:
@@ -51,15 +64,62 @@ def _split(messages: list[Message]) -> View:
     return View(render_messages(head), response)
 
 
-def item_views(item: Item) -> list[View]:
-    """One view for a single item; two (``a`` then ``b``) for a pairwise item."""
+def _narrow(messages: list[Message], view: str) -> View:
+    """The first user turn (and first answer) as context, the last reply as response."""
+    window = _split(messages)
+    first_user = next((i for i, m in enumerate(messages) if m.role == "user"), None)
+    last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=None)
+    if first_user is None or last_user is None or last_user == len(messages) - 1:
+        return window  # no reply after a request: nothing to narrow
+    head = [messages[first_user]]
+    if view == "first_user_first_last_answer" and last_user > first_user:
+        # The first answer: what follows the first user turn up to the next one.
+        nxt = next(i for i in range(first_user + 1, len(messages)) if messages[i].role == "user")
+        head += messages[first_user + 1 : nxt]
+    return View(render_messages(head), window.response, "start")
+
+
+def item_views(item: Item, view: str = "window") -> list[View]:
+    """What a reward model reads: one view for a single item, two (``a``, ``b``) for a pair.
+
+    Args:
+        item: the item.
+        view: a rubric's ``reward_model.view``: ``window`` (everything up to the
+            last user turn, then the reply), ``first_user_last_answer`` or
+            ``first_user_first_last_answer``.
+    """
+    if view not in VIEWS:
+        raise TinyjudgeError(f"unknown reward-model view {view!r}; views are {list(VIEWS)}")
     if not item.is_pairwise:
-        return [_split(item.messages)]
-    context = render_messages(item.context or [])
+        if view == "window":
+            return [_split(item.messages)]
+        return [_narrow(item.messages, view)]
+    ctx = item.context or []
+    if view != "window":
+        ctx = [m for m in ctx if m.role == "user"][:1] or ctx
+    context = render_messages(ctx)
+    keep = "end" if view == "window" else "start"
     return [
-        View(context, render_messages(item.response_a or [])),
-        View(context, render_messages(item.response_b or [])),
+        View(context, render_messages(item.response_a or []), keep),
+        View(context, render_messages(item.response_b or []), keep),
     ]
+
+
+def answer_prefixes(item: Item) -> list[Item]:
+    """The item cut after each of its answers (an assistant turn followed by a user turn).
+
+    The last prefix is the item itself; an item with one answer (or none) gives
+    itself alone. Used to score every answer of a dialogue on its own.
+    """
+    msgs = item.messages
+    cuts = [
+        i + 1
+        for i in range(len(msgs) - 1)
+        if msgs[i].role == "assistant"
+        and msgs[i + 1].role == "user"
+        and any(m.role == "user" for m in msgs[:i])
+    ]
+    return [item.model_copy(update={"messages": msgs[:c]}) for c in cuts] + [item]
 
 
 def opening(text: str, n_chars: int = 300) -> str:
