@@ -261,6 +261,27 @@ def test_calibration_metrics_have_intervals() -> None:
         assert ci.low <= ci.estimate <= ci.high and ci.n_clusters == 100
 
 
+def test_ece_estimate_lies_inside_its_own_interval() -> None:
+    """The demo card showed ECE 0.0404 outside its interval [0.0426, 0.1009]: a resample's
+    repeated rows make every bin noisier, so the plain percentile interval of a small,
+    well-calibrated sample sits above its ECE. The reported interval brackets it."""
+    from tinyjudge._stats import bootstrap_many
+
+    missed = 0
+    for seed in range(10):
+        P, y = _source(100, 3, 1.0, seed=seed)
+        groups = np.arange(100) // 5
+        plain = bootstrap_many(
+            {"ece": metrics_mod.METRICS["ece"]}, y, P, groups=groups, n_boot=200
+        )["ece"]
+        missed += not plain.low <= plain.estimate <= plain.high
+        m = calibration_metrics(y, P, groups=groups, n_boot=200)
+        for name, ci in m.items():
+            assert 0.0 <= ci.low <= ci.estimate <= ci.high, (seed, name, ci)
+        assert m["ece"].estimate == pytest.approx(expected_calibration_error(y, P))
+    assert missed >= 1  # the case the shift exists for does occur here
+
+
 @pytest.mark.parametrize(
     ("y", "P", "match"),
     [
@@ -299,3 +320,29 @@ def test_reliability_diagram_png(tmp_path: Path) -> None:
     png = reliability_diagram(y, {"before": P, "after": after}, tmp_path / "rel.png")
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
     assert (tmp_path / "rel.png").read_bytes() == png
+
+
+@pytest.mark.parametrize(
+    ("sharpen", "method", "ok"),
+    [(1.0, "isotonic", False), (3.0, "temperature", True)],
+    ids=["calibrated-source-isotonic-worse", "overconfident-source-temperature-helps"],
+)
+def test_compare_methods_against_no_calibration(sharpen: float, method: str, ok: bool) -> None:
+    from tinyjudge.calibrate import compare_methods
+
+    P, y = _source(200, 3, sharpen, seed=0)
+    check = compare_methods(method, P, y, groups=np.arange(200) // 4, n_boot=10)
+    assert set(check.table) == {"identity", "temperature", "vector", "platt", "isotonic"}
+    assert check.ok is ok
+    ident, mine = check.table["identity"], check.table[method]
+    # worse only where it is higher (and, alone, beyond the paired bootstrap's noise)
+    assert set(check.worse) <= {m for m in ("nll", "ece") if mine[m] > ident[m]}
+    # the figures are the cross-fitted ones, on the same rows as the identity's
+    assert mine["ece"] == pytest.approx(check.result.metrics_after["ece"].estimate)
+    assert ident["nll"] == pytest.approx(check.result.metrics_before["nll"].estimate)
+    assert check.table[check.best]["nll"] <= ident["nll"]
+    if ok:
+        assert check.best != "identity" and "no worse" in check.message()
+    else:
+        named = "no calibration" if check.best == "identity" else f"--method {check.best}"
+        assert "worse than none" in check.message() and f"{named} is better" in check.message()

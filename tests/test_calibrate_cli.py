@@ -164,3 +164,76 @@ def test_a_falsy_group_value_is_a_group(xs_files, tmp_path: Path) -> None:
             [labels_path], source="judge:gpt-4", human="human:final", out_dir=tmp_path / "o",
             items_path=items_path, group_by="metadata.safe", n_splits=3, n_boot=10,
         )  # fmt: skip
+
+
+@pytest.fixture
+def calibrated_source(tmp_path: Path) -> Path:
+    """A source whose probabilities are already calibrated: isotonic can only overfit."""
+    from tinyjudge.records import Label
+
+    rng = np.random.default_rng(0)
+    names = ["full_compliance", "full_refusal", "partial_refusal"]
+    true = rng.dirichlet(np.full(3, 0.7), 200)
+    y = (rng.random(200)[:, None] > np.cumsum(true, axis=1)).sum(axis=1)
+    labels = []
+    for i in range(200):
+        probs = dict(zip(names, true[i].tolist(), strict=True))
+        labels += [
+            Label(item_id=f"i{i}", rubric="compliance", source="judge:x", label=names[int(
+                true[i].argmax())], probs=probs),
+            Label(item_id=f"i{i}", rubric="compliance", source="human:final", label=names[y[i]]),
+        ]  # fmt: skip
+    write_jsonl(tmp_path / "labels.jsonl", labels)
+    return tmp_path / "labels.jsonl"
+
+
+@pytest.mark.parametrize("if_worse", ["identity", "refuse", "keep"])
+def test_calibration_that_makes_things_worse_is_not_applied(
+    calibrated_source: Path, tmp_path: Path, if_worse: str
+) -> None:
+    from rich.console import Console
+
+    from tinyjudge.calibrate._cli import calibrate_source
+    from tinyjudge.errors import TinyjudgeError
+
+    out = tmp_path / "out"
+    console = Console(record=True, width=400)
+    kw = {"source": "judge:x", "human": "human:final", "out_dir": out, "method": "isotonic"}
+    if if_worse == "refuse":
+        with pytest.raises(
+            TinyjudgeError,
+            match=r"isotonic calibration makes held-out NLL .* "
+            r"worse than none; --method \w+ is better on this data .*; --if-worse keep",
+        ):
+            calibrate_source([calibrated_source], **kw, n_boot=10, if_worse=if_worse,
+                             console=console)  # fmt: skip
+        assert not (out / "calibration.json").exists()
+        return
+    got = calibrate_source([calibrated_source], **kw, n_boot=10, if_worse=if_worse, console=console)
+    assert "nll" in got["check"]["worse_than_none"]
+    assert "warning: isotonic calibration makes held-out NLL" in console.export_text()
+    assert got["applied"] is (if_worse == "keep")
+    assert (out / "calibration.json").exists() is (if_worse == "keep")
+    assert (out / "labels.jsonl").exists() is (if_worse == "keep")
+    assert json.loads((out / "metrics.json").read_text())["applied"] is (if_worse == "keep")
+
+
+def test_model_card_says_when_no_calibration_is_applied(xs_files, model_dir: Path) -> None:
+    from rich.console import Console
+
+    from tinyjudge.calibrate._cli import calibrate_model
+
+    items_path, labels_path = xs_files
+    (model_dir / "calibration.json").write_text("{}")  # a stale one must not survive
+    got = calibrate_model(
+        model_dir, items_path, [labels_path], human="human:final", method="isotonic",
+        group_by="metadata.prompt_id", n_boot=20, console=Console(record=True),
+    )  # fmt: skip
+    card = (model_dir / "README.md").read_text()
+    assert "Every method on the same folds: identity NLL" in card
+    if got["applied"]:
+        assert "Calibrated with `isotonic` scaling" in card
+        assert load_calibrator(model_dir) is not None
+    else:
+        assert "Not calibrated: `isotonic` scaling" in card
+        assert not (model_dir / "calibration.json").exists()

@@ -104,11 +104,20 @@ def bootstrap_many(
     n_boot: int = 1000,
     level: float = 0.95,
     seed: int | None = 0,
+    centered: bool = False,
 ) -> dict[str, BootstrapCI]:
     """Like :func:`bootstrap_ci` for several statistics over the same resamples.
 
     Drawing each resample once is faster, and the intervals of, say, accuracy and
     kappa then come from the same resampled items.
+
+    Args:
+        centered: shift each percentile interval so that the resamples' median
+            sits on the estimate (same width and skew). For statistics that a
+            resample biases, such as a binned calibration error (a resample's
+            repeated rows make every bin noisier, and noise only adds to
+            |accuracy - confidence|): their plain percentile interval can miss
+            the estimate on the full data altogether.
     """
     if not arrays:
         raise TinyjudgeError("bootstrap_ci needs at least one array to resample")
@@ -157,6 +166,9 @@ def bootstrap_many(
             if ok.size == 0
             else (float(x) for x in np.quantile(ok, [tail, 1.0 - tail]))
         )
+        if centered and ok.size:
+            shift = estimates[j] - float(np.median(ok))
+            low, high = low + shift, high + shift
         out[name] = BootstrapCI(
             estimates[j], low, high, level, n_boot, int(n_boot - ok.size), n_clusters
         )

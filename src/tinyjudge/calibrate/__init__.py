@@ -32,6 +32,7 @@ from tinyjudge.calibrate._data import (
     probs_matrix,
     save_calibrator,
 )
+from tinyjudge.calibrate._guard import IF_WORSE, MethodCheck, compare_methods
 from tinyjudge.calibrate._metrics import (
     METRICS,
     ReliabilityCurve,
@@ -69,4 +70,7 @@ __all__ = [
     "reliability_diagram",
     "cross_fit",
     "CrossFitResult",
+    "compare_methods",
+    "MethodCheck",
+    "IF_WORSE",
 ]

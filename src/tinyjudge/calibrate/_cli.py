@@ -22,8 +22,9 @@ from rich.console import Console
 from rich.table import Table
 
 from tinyjudge.calibrate._calibrators import BaseCalibrator, make_calibrator
-from tinyjudge.calibrate._crossfit import CrossFitResult, cross_fit
-from tinyjudge.calibrate._data import probs_matrix, save_calibrator
+from tinyjudge.calibrate._crossfit import CrossFitResult
+from tinyjudge.calibrate._data import CALIBRATION_FILE, probs_matrix, save_calibrator
+from tinyjudge.calibrate._guard import IF_WORSE, MethodCheck, compare_methods
 from tinyjudge.calibrate._metrics import METRICS
 from tinyjudge.calibrate._plot import reliability_diagram
 from tinyjudge.errors import TinyjudgeError
@@ -70,18 +71,42 @@ def _fit(
     n_splits: int,
     n_boot: int,
     seed: int,
-) -> tuple[BaseCalibrator, CrossFitResult]:
-    """Cross-fit for honest figures, then fit the calibrator to keep on every item."""
-    cf = cross_fit(
+    if_worse: str = "identity",
+    console: Console | None = None,
+) -> tuple[BaseCalibrator | None, CrossFitResult, MethodCheck]:
+    """Cross-fit for honest figures, then fit the calibrator to keep on every item.
+
+    The calibrator is ``None`` when ``method`` makes held-out NLL or ECE worse than
+    no calibration and ``if_worse`` is ``"identity"`` (warned); ``"refuse"`` raises
+    instead, ``"keep"`` applies it anyway (warned).
+    """
+    if if_worse not in IF_WORSE:
+        raise TinyjudgeError(f"--if-worse {if_worse!r}: choose one of {', '.join(IF_WORSE)}")
+    check = compare_methods(
         method, P, y, classes=classes, groups=groups, n_splits=n_splits, n_boot=n_boot, seed=seed
     )
+    if not check.ok:
+        if if_worse == "refuse":
+            raise TinyjudgeError(f"{check.message()}; --if-worse keep applies it anyway")
+        if console is not None:
+            keep = "kept anyway (--if-worse keep)" if if_worse == "keep" else "not applied"
+            console.print(f"[yellow]warning: {check.message()}; {keep}[/]")
+        if if_worse == "identity":
+            return None, check.result, check
     cal = make_calibrator(method, classes).fit(P, y)
-    return cal, cf
+    return cal, check.result, check
 
 
-def _save(cal: BaseCalibrator, cf: CrossFitResult, out: Path, what: str, console: Console) -> None:
-    """Write ``calibration.json`` and the before/after reliability diagram; print the table."""
-    save_calibrator(cal, out)
+def _save(
+    cal: BaseCalibrator | None, cf: CrossFitResult, out: Path, what: str, console: Console
+) -> None:
+    """Write ``calibration.json`` (removed when ``cal`` is None: none is applied) and the
+    before/after reliability diagram; print the table."""
+    out.mkdir(parents=True, exist_ok=True)
+    if cal is not None:
+        save_calibrator(cal, out)
+    else:
+        (out / CALIBRATION_FILE).unlink(missing_ok=True)
     reliability_diagram(
         cf.y,
         {"before": cf.before, f"after {cf.method} (held out)": cf.after},
@@ -91,30 +116,51 @@ def _save(cal: BaseCalibrator, cf: CrossFitResult, out: Path, what: str, console
     _print(console, cf, f"{cf.method} calibration of {what}")
 
 
-def _summary(cf: CrossFitResult) -> dict[str, Any]:
+def _summary(cf: CrossFitResult, check: MethodCheck | None = None) -> dict[str, Any]:
     def one(ci) -> dict[str, Any]:
         return {"value": float(ci.estimate), "ci": ci.interval()}
 
-    return {
+    out: dict[str, Any] = {
         "before": {m: one(c) for m, c in cf.metrics_before.items()},
         "after": {m: one(c) for m, c in cf.metrics_after.items()},
     }
+    if check is not None:
+        out["check"] = {
+            "worse_than_none": check.worse,
+            "best_method": check.best,
+            "held_out": check.table,
+            "message": check.message(),
+        }
+    return out
 
 
 def model_card_section(
-    cf: CrossFitResult, human: str, n_splits: int, group_by: str | None, plot: str | None
+    cf: CrossFitResult,
+    human: str,
+    n_splits: int,
+    group_by: str | None,
+    plot: str | None,
+    check: MethodCheck | None = None,
+    applied: bool = True,
 ) -> str:
     """The model card's "Calibration against people" section (Markdown)."""
     level = next(iter(cf.metrics_before.values())).level
     split = f"{n_splits} folds grouped by `{group_by}`" if group_by else f"{n_splits} random folds"
     date = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    what = (
+        f"Calibrated with `{cf.method}` scaling on {len(cf.y)} items labelled by `{human}` "
+        f"({date}); `load_model` applies it from `calibration.json` whenever the model is "
+        "loaded (`load_model(dir, calibrated=False)` gives the raw probabilities)."
+        if applied
+        else f"Not calibrated: `{cf.method}` scaling, fitted on {len(cf.y)} items labelled by "
+        f"`{human}` ({date}), made held-out figures worse than the model's own "
+        "probabilities, so none is applied (no `calibration.json`)."
+    )
     lines = [
         START,
         "## Calibration against people",
         "",
-        f"Calibrated with `{cf.method}` scaling on {len(cf.y)} items labelled by `{human}` "
-        f"({date}); `load_model` applies it from `calibration.json` whenever the model is "
-        "loaded (`load_model(dir, calibrated=False)` gives the raw probabilities).",
+        what,
         f"The figures are cross-fitted ({split}): every item is measured with a calibrator "
         f"fitted without it. Lower is better for all; brackets are {level:.0%} bootstrap "
         "intervals. Calibrate on items the model was not trained on: on its own training "
@@ -129,9 +175,15 @@ def model_card_section(
             f"| {NAMES[m]} | {b.estimate:.4f} [{b.low:.4f}, {b.high:.4f}] "
             f"| {a.estimate:.4f} [{a.low:.4f}, {a.high:.4f}] |"
         )
+    if check is not None:
+        lines += ["", f"Every method on the same folds: {_methods_line(check)}. {check.message()}."]
     if plot:
         lines += ["", f"![reliability diagram before and after]({plot})"]
     return "\n".join([*lines, END, ""])
+
+
+def _methods_line(check: MethodCheck) -> str:
+    return ", ".join(f"{m} NLL {v['nll']:.4f} / ECE {v['ece']:.4f}" for m, v in check.table.items())
 
 
 def _update_card(readme: Path, section: str) -> None:
@@ -166,9 +218,15 @@ def calibrate_model(
     n_splits: int = 5,
     n_boot: int = 1000,
     seed: int = 0,
+    if_worse: str = "identity",
     console: Console | None = None,
 ) -> dict[str, Any]:
-    """Calibrate a saved reward model against human labels; returns the before/after figures."""
+    """Calibrate a saved reward model against human labels; returns the before/after figures.
+
+    ``if_worse`` says what happens when ``method`` makes held-out NLL or ECE worse
+    than no calibration: ``"identity"`` warns and applies none, ``"refuse"`` raises,
+    ``"keep"`` warns and applies it.
+    """
     from tinyjudge.datasets.jsonl import read_items, read_labels
     from tinyjudge.distill import load_model
 
@@ -191,18 +249,30 @@ def calibrate_model(
         )
     P = model.predict_proba([items[i] for i in ids])
     y = [targets[i] for i in ids]
-    cal, cf = _fit(P, y, classes, _groups(ids, items, group_by), method, n_splits, n_boot, seed)
+    cal, cf, check = _fit(
+        P, y, classes, _groups(ids, items, group_by), method, n_splits, n_boot, seed,
+        if_worse, console,
+    )  # fmt: skip
     out = Path(out_dir) if out_dir is not None else Path(model_dir)
     if out.resolve() != Path(model_dir).resolve():
         if out.exists() and any(out.iterdir()):
             raise TinyjudgeError(f"--out {out} exists and is not empty; choose a new folder")
         shutil.copytree(model_dir, out, dirs_exist_ok=True)
     _save(cal, cf, out, f"{model_dir.name} against {human}", console)
-    section = model_card_section(cf, human, n_splits, group_by, "calibration.png")
+    section = model_card_section(
+        cf, human, n_splits, group_by, "calibration.png", check, applied=cal is not None
+    )
     _update_card(out / "README.md", section)
     extra = f", {unscored} unscored {human} labels left out" if unscored else ""
-    console.print(f"{len(ids)} items{extra}; wrote {out / 'calibration.json'}")
-    return {"n": len(ids), "unscored": unscored, "method": method, **_summary(cf)}
+    wrote = f"wrote {out / CALIBRATION_FILE}" if cal is not None else "no calibration applied"
+    console.print(f"{len(ids)} items{extra}; {wrote}")
+    return {
+        "n": len(ids),
+        "unscored": unscored,
+        "method": method,
+        "applied": cal is not None,
+        **_summary(cf, check),
+    }
 
 
 def calibrate_source(
@@ -217,6 +287,7 @@ def calibrate_source(
     n_splits: int = 5,
     n_boot: int = 1000,
     seed: int = 0,
+    if_worse: str = "identity",
     console: Console | None = None,
 ) -> dict[str, Any]:
     """Calibrate a label source's ``probs`` against human labels.
@@ -225,7 +296,10 @@ def calibrate_source(
     ``OUT/labels.jsonl`` with the source's labels recalibrated as source
     ``<source>+<method>`` (items people labelled get their held-out, cross-fitted
     probabilities, so an audit of the new source stays honest; the others get the
-    full calibrator's), ``OUT/metrics.json`` and ``OUT/calibration.png``.
+    full calibrator's), ``OUT/metrics.json`` and ``OUT/calibration.png``. When the
+    method makes held-out NLL or ECE worse than none, ``if_worse`` decides as in
+    :func:`calibrate_model`; with ``"identity"`` only the figures and the plot are
+    written.
     """
     from tinyjudge.datasets.jsonl import read_items, write_jsonl
     from tinyjudge.datasets.jsonl import read_labels as read
@@ -247,7 +321,27 @@ def calibrate_source(
     items = {it.id: it for it in read_items(items_path)} if items_path is not None else {}
     P = probs_matrix([mine[i] for i in ids], classes)
     y = [targets[i] for i in ids]
-    cal, cf = _fit(P, y, classes, _groups(ids, items, group_by), method, n_splits, n_boot, seed)
+    cal, cf, check = _fit(
+        P, y, classes, _groups(ids, items, group_by), method, n_splits, n_boot, seed,
+        if_worse, console,
+    )  # fmt: skip
+    summary = {
+        "source": source,
+        "human": human,
+        "n": len(ids),
+        "unscored": unscored,
+        "method": method,
+        "classes": classes,
+        "applied": cal is not None,
+        **_summary(cf, check),
+    }
+    out = Path(out_dir)
+    _save(cal, cf, out, f"{source} against {human}", console)
+    (out / "metrics.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    if cal is None:
+        (out / "labels.jsonl").unlink(missing_ok=True)
+        console.print(f"{len(ids)} items; no calibration applied; wrote {out}/metrics.json")
+        return summary
     held_out = dict(zip(ids, cf.after, strict=True))
     rest = [i for i in mine if i not in held_out]
     if rest:
@@ -264,19 +358,7 @@ def calibrate_source(
         # the old score was a function of the old probs; it no longer holds
         update = {"source": new_source, "probs": probs, "label": classes[int(row.argmax())]}
         out_labels.append(lab.model_copy(update=update | {"score": None}))
-    out = Path(out_dir)
-    _save(cal, cf, out, f"{source} against {human}", console)
     write_jsonl(out / "labels.jsonl", out_labels)
-    summary = {
-        "source": source,
-        "human": human,
-        "n": len(ids),
-        "unscored": unscored,
-        "method": method,
-        "classes": classes,
-        **_summary(cf),
-    }
-    (out / "metrics.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     console.print(f"{len(ids)} items; wrote {out}/calibration.json, labels.jsonl ({new_source})")
     return summary
 
@@ -294,9 +376,11 @@ def calibrate_command(
     n_boot: int,
     seed: int,
     console: Console,
+    if_worse: str = "identity",
 ) -> dict[str, Any]:
     """Dispatch ``tinyjudge calibrate`` to the model-directory or the label-source form."""
     kw: dict[str, Any] = {
+        "if_worse": if_worse,
         "method": method,
         "group_by": group_by,
         "n_splits": n_splits,

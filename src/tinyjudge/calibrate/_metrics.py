@@ -171,8 +171,18 @@ def calibration_metrics(
 ) -> dict[str, Any]:
     """Every metric in :data:`METRICS` with a (clustered) bootstrap confidence interval.
 
+    Each estimate is the metric on all of ``y``/``P``; its interval comes from
+    resamples of the same rows, shifted so that their median sits on the estimate
+    (``bootstrap_many(centered=True)``) and floored at 0. Binned errors grow on a
+    resample (repeated rows make each bin noisier), so a plain percentile interval
+    of ECE can lie wholly above the ECE it is meant to bracket.
+
     Returns:
         ``{"ece": BootstrapCI, "ece_mass": ..., "mce": ..., "brier": ..., "nll": ...}``.
     """
     y, P = _check(y, P)
-    return bootstrap_many(METRICS, y, P, groups=groups, n_boot=n_boot, level=level, seed=seed)
+    out = bootstrap_many(
+        METRICS, y, P, groups=groups, n_boot=n_boot, level=level, seed=seed, centered=True
+    )
+    # every metric here is >= 0: so is every end of its interval
+    return {m: ci._replace(low=max(ci.low, 0.0)) for m, ci in out.items()}
