@@ -17,6 +17,7 @@ import pytest
 from tinyjudge.datasets.importers.tau_bench import import_tau_bench, tool_error_steps
 from tinyjudge.judge import Judge, LocalServer, Reply, Request
 from tinyjudge.records import Item, Message
+from tinyjudge.rubric import load_rubric
 
 N_TURNS = 300
 _STEP = re.compile(r"^\[step (\d+)\] ", re.MULTILINE)
@@ -187,7 +188,7 @@ def test_long_trajectory_through_distill_scoring_and_audit(
         verdict = rule.get(req.item_id or "", "fail")
         return Reply(json.dumps({"rationale": "checked the final state", "label": verdict}))
 
-    with LocalServer(respond) as url:
+    with LocalServer(respond, items=scored, rubric=load_rubric("task_success")) as url:
         judge_labels = Judge("task_success", model="local-test", base_url=url).run(scored)
     assert [lab.status for lab in judge_labels] == ["ok"] * len(scored)
     paired = pair_labels([*judge_labels, *rm_labels], "judge:local-test", "rm:tau-linear")

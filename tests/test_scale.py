@@ -85,7 +85,9 @@ def test_judge_fans_out_on_ray_like_a_single_judge(local_ray, monkeypatch) -> No
     imported = run_import("xstest", bundled_sample())
     items = imported.items[:120]
     monkeypatch.setenv("OPENAI_API_KEY", "local-replay")  # read by each actor, never shipped
-    with replay_server(imported.labels, source="judge:gpt-4") as server:
+    with replay_server(
+        imported.labels, source="judge:gpt-4", items=items, rubric="compliance"
+    ) as server:
         kwargs = {"rubric": "compliance", "model": "gpt-4", "base_url": server.base_url}
         single = Judge(**kwargs).run(items)
         fanned = labels_from_ray(judge_dataset(items_to_ray(items), actors=2, **kwargs))

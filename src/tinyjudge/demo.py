@@ -112,7 +112,7 @@ def run_demo(
         )
 
     with _stage(console, "2. judge (recorded GPT-4 verdicts, replayed over HTTP)", timings):
-        with replay_server(recorded, source=TEACHER) as server:
+        with replay_server(recorded, source=TEACHER, items=items, rubric=RUBRIC) as server:
             judge = Judge(
                 RUBRIC,
                 model="gpt-4",

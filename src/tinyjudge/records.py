@@ -27,6 +27,7 @@ __all__ = [
     "content_text",
     "link_tool_calls",
     "index_labels",
+    "check_unique_ids",
 ]
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
@@ -337,6 +338,8 @@ class Label(_Record):
     For pairwise items, ``orders`` holds the verdict of each presentation order
     (mapped back to the original positions) and ``consistent`` whether they agree.
     ``step`` is the trajectory step a verdict points at (e.g. the first mistake).
+    On an ``ok`` label, ``reason`` (when set) notes a doubt about it, such as a
+    judge answer that held a second, different verdict (``ambiguous: ...``).
     """
 
     item_id: str
@@ -401,3 +404,19 @@ def index_labels(labels: Iterable[Label], rubric: str | None = None) -> dict[str
             "choose one with rubric=..."
         )
     return out
+
+
+def check_unique_ids(items: Iterable[Item], where: str = "items") -> None:
+    """Refuse items that share an id: each would be judged, scored or trained on twice.
+
+    Raises:
+        TinyjudgeError: naming the first repeated id and its positions (1-based).
+    """
+    seen: dict[str, int] = {}
+    for n, item in enumerate(items, start=1):
+        first = seen.setdefault(item.id, n)
+        if first != n:
+            raise TinyjudgeError(
+                f"{where}: item id {item.id!r} appears twice (items {first} and {n}); "
+                "ids must be unique"
+            )

@@ -253,6 +253,7 @@ def test_self_consistency_of_a_real_judge_with_samples(tmp_path: Path) -> None:
     # The real Judge over HTTP, samples=4, against a local endpoint whose answers depend
     # on the item: items 0-4 always "full_refusal", items 5-9 alternate refusal/compliance.
     from tinyjudge.judge import Judge, LocalServer, Reply, Request
+    from tinyjudge.rubric import load_rubric
 
     def respond(req: Request) -> Reply:
         k = int((req.item_id or "x-0").split("-")[1])
@@ -262,7 +263,8 @@ def test_self_consistency_of_a_real_judge_with_samples(tmp_path: Path) -> None:
     items = [Item(id=f"it-{k}", messages=[Message(role="user", content=f"q{k}"),
                                           Message(role="assistant", content="Sure.")])
              for k in range(10)]  # fmt: skip
-    with LocalServer(respond, reject_logprobs=True) as url:
+    rubric = load_rubric("compliance")
+    with LocalServer(respond, reject_logprobs=True, items=items, rubric=rubric) as url:
         judge = Judge("compliance", "m", base_url=url, samples=4, temperature=1.0, cache=None)
         labels = judge.run(items)
     ids, samples = samples_from_labels(labels, label_names=judge.rubric.label_names)

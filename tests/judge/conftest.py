@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from judge_helpers import single  # noqa: E402
+from judge_helpers import pair, single  # noqa: E402
 
 from tinyjudge.judge import Fault, LocalServer, Reply, Request
 from tinyjudge.records import Item
@@ -32,12 +32,20 @@ def items() -> list[Item]:
     return [single(i) for i in range(12)]
 
 
+# The items a test server recognises unless told otherwise: the helpers' items under
+# the two rubrics these tests use (the judge sends no item id; see ItemIndex).
+KNOWN_ITEMS = [single(i) for i in range(64)] + [pair(i) for i in range(16)]
+
+
 @pytest.fixture
 def serve() -> Callable[..., LocalServer]:
     """Start LocalServers that are stopped after the test."""
     started: list[LocalServer] = []
+    rubrics = [load_rubric("compliance"), load_rubric("instruction_following")]
 
     def start(responder: Callable[[Request], Reply | Fault | str], **kw: object) -> LocalServer:
+        kw.setdefault("items", KNOWN_ITEMS)
+        kw.setdefault("rubric", rubrics)
         srv = LocalServer(responder, **kw)  # type: ignore[arg-type]
         srv.start()
         started.append(srv)

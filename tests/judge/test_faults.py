@@ -106,21 +106,28 @@ def test_retry_after_is_honoured(serve, compliance, retry_after: str) -> None:
 
 
 def test_a_client_error_is_not_retried(serve, compliance) -> None:
-    srv = serve(lambda req: Fault("status", 413, message="payload too large"))
-    [lab] = Judge(compliance, "m", base_url=srv.base_url, backoff=0.01).run([single(1)])
+    srv = serve(
+        lambda req: OK if req.item_id == "it-2" else Fault("status", 413, message="payload too large")
+    )
+    judge = Judge(compliance, "m", base_url=srv.base_url, backoff=0.01)
+    lab, good = judge.run([single(1), single(2)])
     assert (
-        srv.calls == 1
+        srv.calls_by_item["it-1"] == 1
         and lab.status == "unscored"
         and "HTTP 413: payload too large" in (lab.reason or "")
     )
+    assert good.label == "full_refusal"
 
 
 def test_a_422_for_every_format_is_the_requests_fault(serve, compliance) -> None:
     # A 422 may refuse the format (then a plainer step works, see test_fallback.py),
     # so each step is tried once; refused in all of them, the item is unscored, not retried.
-    srv = serve(lambda req: Fault("status", 422, message="unprocessable"))
-    [lab] = Judge(compliance, "m", base_url=srv.base_url, backoff=0.01).run([single(1)])
-    assert srv.calls == 4 and lab.status == "unscored"
+    srv = serve(
+        lambda req: OK if req.item_id == "it-2" else Fault("status", 422, message="unprocessable")
+    )
+    judge = Judge(compliance, "m", base_url=srv.base_url, backoff=0.01, concurrency=1)
+    lab, _ = judge.run([single(1), single(2)])
+    assert srv.calls_by_item["it-1"] == 4 and lab.status == "unscored"
     assert lab.reason == "HTTP 422: unprocessable"
 
 

@@ -56,7 +56,7 @@ def test_recorded_unscored_labels_come_out_unscored(shared_data: Path) -> None:
     failed = {lab.item_id for lab in gpt4 if lab.status == "unscored"}
     assert len(failed) >= 5
     chosen = [it for it in imported.items if it.id in failed] + imported.items[:20]
-    with replay_server(gpt4, "judge:gpt-4") as srv:
+    with replay_server(gpt4, "judge:gpt-4", items=chosen, rubric="compliance") as srv:
         labels = Judge("compliance", "replay-gpt-4", base_url=srv.base_url).run(chosen)
     by_id = {lab.item_id: lab for lab in gpt4}
     for lab in labels:
@@ -75,9 +75,10 @@ def test_pairwise_replay_keeps_the_recorded_orders() -> None:
         Label(item_id="pair-1", rubric="instruction_following", source="judge:x", label="tie",
               orders={"ab": "a", "ba": "b"}, consistent=False),
     ]  # fmt: skip
-    with replay_server(recorded, "judge:x") as srv:
+    pairs = [pair(0), pair(1)]
+    with replay_server(recorded, "judge:x", items=pairs, rubric="instruction_following") as srv:
         judge = Judge("instruction_following", "replay-x", base_url=srv.base_url)
-        same, flipped = judge.run([pair(0), pair(1)])
+        same, flipped = judge.run(pairs)
     assert (same.label, same.orders, same.consistent) == ("b", {"ab": "b", "ba": "b"}, True)
     assert (flipped.label, flipped.orders, flipped.consistent) == (
         "tie",
@@ -89,8 +90,9 @@ def test_pairwise_replay_keeps_the_recorded_orders() -> None:
 
 def test_an_item_without_a_recorded_label_is_unscored() -> None:
     recorded = [Label(item_id="it-1", rubric="compliance", source="judge:x", label="full_refusal")]
-    with replay_server(recorded, "judge:x") as srv:
-        known, unknown = Judge("compliance", "r", base_url=srv.base_url).run([single(1), single(2)])
+    items = [single(1), single(2)]
+    with replay_server(recorded, "judge:x", items=items, rubric="compliance") as srv:
+        known, unknown = Judge("compliance", "r", base_url=srv.base_url).run(items)
     assert known.label == "full_refusal"
     assert unknown.status == "unscored" and "no recorded label for item 'it-2'" in (
         unknown.reason or ""
@@ -105,5 +107,5 @@ def test_replay_source_must_exist(tmp_path: Path) -> None:
     with pytest.raises(
         TinyjudgeError, match=r"no labels from source 'judge:gpt-4'; it holds \['human:x'\]"
     ):
-        with replay_server(path, "judge:gpt-4"):
+        with replay_server(path, "judge:gpt-4", items=[], rubric="compliance"):
             pass

@@ -116,7 +116,7 @@ def test_pairwise_rubric_without_tie_leaves_flips_unscored(serve, pairwise, tmp_
     data["labels"] = [spec for spec in data["labels"] if spec["name"] != "tie"]
     data["examples"] = [ex for ex in data["examples"] if ex["label"] != "tie"]
     no_tie = type(pairwise).model_validate(data)
-    srv = serve(_pair_responder)
+    srv = serve(_pair_responder, items=[pair(0), pair(1)], rubric=no_tie)
     [_, flipped] = Judge(no_tie, "m", base_url=srv.base_url).run([pair(0), pair(1)])
     assert flipped.status == "unscored" and "disagree" in (flipped.reason or "")
     assert flipped.orders == {"ab": "a", "ba": "b"}

@@ -7,9 +7,9 @@ import asyncio
 import httpx
 import openai
 import pytest
-from judge_helpers import verdict
+from judge_helpers import single, verdict
 
-from tinyjudge.judge import LocalServer, Reply, Request
+from tinyjudge.judge import LocalServer, Reply, Request, build_messages
 
 
 def test_openai_client_parses_its_replies() -> None:
@@ -33,11 +33,12 @@ def test_openai_client_parses_its_replies() -> None:
     assert resp.usage.completion_tokens > 0 and srv.calls == 1
 
 
-def test_64_concurrent_clients() -> None:
+def test_64_concurrent_clients(compliance) -> None:
     def respond(req: Request) -> Reply:
         return Reply(verdict("full_refusal", rationale=req.item_id or ""))
 
-    srv = LocalServer(respond, latency=0.2)
+    items = [single(n) for n in range(64)]
+    srv = LocalServer(respond, latency=0.2, items=items, rubric=compliance)
     with srv as url:
 
         async def main() -> list[str]:
@@ -45,17 +46,16 @@ def test_64_concurrent_clients() -> None:
             calls = [
                 client.chat.completions.create(
                     model="m",
-                    messages=[{"role": "user", "content": "hi"}],
-                    extra_headers={"X-Tinyjudge-Item": f"i{n}"},
+                    messages=build_messages(it, compliance),  # type: ignore[arg-type]
                 )
-                for n in range(64)
+                for it in items
             ]
             got = await asyncio.gather(*calls)
             await client.close()
             return [r.choices[0].message.content for r in got]
 
         texts = asyncio.run(main())
-    assert texts == [verdict("full_refusal", rationale=f"i{n}") for n in range(64)]
+    assert texts == [verdict("full_refusal", rationale=f"it-{n}") for n in range(64)]
     assert srv.calls == 64 and len(srv.calls_by_item) == 64
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ._parse import ParseFailure, Verdict, parse_verdict
 from ._probs import probs_from_logprobs, probs_from_samples
 from ._prompt import build_messages, verdict_schema
-from ._runner import Judge, Summary
+from ._runner import EndpointFailing, Judge, Summary
 from ._store import Store, cache_key
 from ._window import Shown, Windowed, estimate_tokens, is_tool_error, window_messages
 from .replay import load_replay_labels, replay_responder, replay_server
@@ -23,6 +23,7 @@ from .server import Fault, LocalServer, Reply, Request
 __all__ = [
     "Judge",
     "Summary",
+    "EndpointFailing",
     "window_messages",
     "Windowed",
     "Shown",

@@ -62,7 +62,9 @@ def judge_command(
     api_key = os.environ.get(api_key_env) or None
     with ExitStack() as stack:
         if replay is not None:
-            server = stack.enter_context(replay_server(replay, replay_source))
+            server = stack.enter_context(
+                replay_server(replay, replay_source, items=items, rubric=rubric)
+            )
             base_url = server.base_url
             model = model or "replay-" + replay_source.split(":", 1)[-1]
             api_key = "replay"

@@ -278,6 +278,8 @@ class Caller:
                 reason = f"connection failed: {redact(str(e.__cause__ or e), self.secret)[:200]}"
             except (openai.APIResponseValidationError, _Malformed, ValueError) as e:
                 reason = f"malformed response: {redact(str(e), self.secret)[:200]}"
+            except RecursionError:  # a body nested too deep to decode
+                reason = "malformed response: JSON nested too deep to read"
             if attempt >= self.max_retries:
                 return CallFailed(f"{reason} (after {attempt} retries)", attempt)
             delay = min(wait, _MAX_RETRY_AFTER) if wait is not None else self._delay(attempt)
@@ -309,8 +311,16 @@ def _read_completion(data: Any) -> tuple[list[str | None], list[list[Any] | None
         tokens = lp.get("content") if isinstance(lp, dict) else None
         lps.append(tokens if isinstance(tokens, list) and tokens else None)
     usage = data["usage"] if isinstance(data.get("usage"), dict) else {}
-    tokens_in, tokens_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    return texts, lps, int(tokens_in or 0), int(tokens_out or 0)
+    return texts, lps, _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+
+
+def _count(value: Any) -> int:
+    """A token count from a usage field; anything but a sane number (``1e999``, ``"x"``) is 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    if isinstance(value, float) and not (value == value and 0 <= value < 1e15):  # NaN, inf
+        return 0
+    return int(value) if 0 <= value < 10**15 else 0
 
 
 def _message(e: openai.APIStatusError) -> str:

@@ -1,8 +1,13 @@
 """Tolerant verdict parsing: the model's output to a label of the rubric, or a reason why not.
 
-Only the model's output is parsed, never the prompt. When the output holds more
-than one verdict (a model that changes its mind), the last one wins. A value
-that is not a label of the rubric is never coerced into one.
+Only the model's output is parsed, never the prompt. An output that is one JSON
+object (what structured output gives) is that verdict, whatever its strings
+quote. Otherwise the first complete verdict stands: a model that repeats a
+verdict injected into the transcript after its own must not let the injection
+win. A later verdict that names a different label is kept as ``ambiguous``
+(counted in the run summary and shown on the label). A value that is not a
+label of the rubric is never coerced into one. No output, however long, deep or
+odd, raises: it gives a verdict or a :class:`ParseFailure`.
 """
 
 from __future__ import annotations
@@ -13,7 +18,15 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Verdict", "ParseFailure", "parse_verdict", "normalize_label", "clean_text"]
+__all__ = [
+    "Verdict",
+    "ParseFailure",
+    "parse_verdict",
+    "normalize_label",
+    "clean_text",
+    "bound_text",
+    "MAX_TEXT",
+]
 
 _INVISIBLE = dict.fromkeys(
     [*range(0x200B, 0x2010), 0x00AD, 0x034F, 0x061C, 0x180E, *range(0x2060, 0x2065), 0xFEFF]
@@ -35,6 +48,8 @@ class Verdict:
 
     ``label_span`` is the (start, end) character span of the label value in
     the output, used to find the label's tokens among the logprobs.
+    ``ambiguous`` says so when the output holds a later verdict with a
+    different label (the first one stands).
     """
 
     label: str
@@ -43,6 +58,7 @@ class Verdict:
     hint_step: int | None = None
     hint_text: str | None = None
     label_span: tuple[int, int] | None = None
+    ambiguous: str | None = None
 
 
 @dataclass(frozen=True)
@@ -78,21 +94,103 @@ def normalize_label(value: str, allowed: list[str]) -> str | None:
     return None
 
 
+# Bounds that keep any output linear to scan: JSON is decoded from a window at
+# each "{" (a failed decode costs time in proportion to where it failed), and
+# scanning gives up after so many places that were not JSON objects.
+_WINDOW = 100_000
+_MAX_MISSES = 1_000
+_OBJECT_START = re.compile(r'\{\s*["}]')
+
+
 def _json_objects(text: str) -> list[tuple[int, dict[str, Any]]]:
-    """Every JSON object in ``text`` with its start offset, outermost only."""
+    """Every JSON object in ``text`` with its start offset, outermost only.
+
+    An object nested too deep to decode is skipped whole (with every ``{`` in
+    the run of brackets that opens it); an object longer than the window is not
+    seen here (a whole-output object is read by :func:`_whole_object`).
+    """
     dec = json.JSONDecoder()
     found: list[tuple[int, dict[str, Any]]] = []
-    i = text.find("{")
-    while i != -1:
+    misses = 0
+    m = _OBJECT_START.search(text)
+    while m is not None and misses < _MAX_MISSES:
+        i = m.start()
+        window = text if len(text) - i <= _WINDOW else text[i : i + _WINDOW]
+        base = 0 if window is text else i
         try:
-            obj, end = dec.raw_decode(text, i)
-        except json.JSONDecodeError:
-            i = text.find("{", i + 1)
+            obj, end = dec.raw_decode(window, i - base)
+        except ValueError:  # not JSON here; or an integer of thousands of digits
+            misses += 1
+            m = _OBJECT_START.search(text, i + 1)
+            continue
+        except RecursionError:
+            misses += 1
+            m = _OBJECT_START.search(text, _past_openers(text, i))
             continue
         if isinstance(obj, dict):
             found.append((i, obj))
-        i = text.find("{", end)
+        m = _OBJECT_START.search(text, base + end)
     return found
+
+
+_OPENERS = re.compile(r'(?:[\s{\[,:]|"(?:[^"\\]|\\.){0,200}")*')
+
+
+def _past_openers(text: str, i: int) -> int:
+    """The offset after the run of openers, keys and separators starting at ``i``."""
+    m = _OPENERS.match(text, i + 1)
+    return max(m.end() if m else i + 1, i + 1)
+
+
+def _whole_object(text: str) -> dict[str, Any] | None:
+    """The output as one JSON object (fences allowed), or None."""
+    body = text.strip()
+    if body.startswith("```"):
+        body = re.sub(r"^```[A-Za-z]*\s*|\s*```$", "", body)
+    if not body.startswith("{"):
+        return None
+    try:
+        obj = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+_KEYS = ("label", "verdict", "agent")
+# What a verdict keeps of a model's free text (rationale, hint): a runaway
+# completion must not become a runaway label file.
+MAX_TEXT = 20_000
+
+
+def _text(value: Any) -> str:
+    """A rationale or hint as text, bounded to :data:`MAX_TEXT` characters."""
+    return bound_text(value if isinstance(value, str) else _short(value, MAX_TEXT))
+
+
+def bound_text(text: str, limit: int = MAX_TEXT) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f" [... {len(text) - limit:,} more characters not kept]"
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    """A repr of ``value`` for an error message: bounded, and safe for any value."""
+    try:
+        shown = repr(value)
+    except (ValueError, RecursionError):  # a 5,000-digit int, a structure too deep
+        shown = f"<{type(value).__name__}>"
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+
+
+def _ambiguity(label: str, later: list[Any], labels: list[str]) -> str | None:
+    """A note when a later verdict names a label other than ``label``, else None."""
+    for value in later:
+        other = normalize_label(value, labels) if isinstance(value, str) else None
+        if other != label:
+            shown = repr(other) if other is not None else _short(value, 40)
+            return f"a later verdict in the same answer says {shown}; the first ({label!r}) stands"
+    return None
 
 
 def _as_int(value: Any) -> int | None:
@@ -100,7 +198,7 @@ def _as_int(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+    if isinstance(value, str) and re.fullmatch(r"\s*-?\d{1,18}\s*", value):
         return int(value)
     return None
 
@@ -124,10 +222,12 @@ def parse_verdict(
 ) -> Verdict | ParseFailure:
     """Read a verdict from the model's output.
 
-    JSON objects with a ``label`` (or ``verdict``) key are tried first, the
-    last one winning; then ``label: x`` lines; then an output that is nothing
-    but a label. A label the rubric does not offer, an empty output or a
-    missing/out-of-range step (for ``step`` rubrics) give a :class:`ParseFailure`.
+    An output that is one JSON object is that verdict. Otherwise JSON objects
+    with a ``label`` (``verdict``, ``agent``) key are tried first, the first one
+    standing; then ``label: x`` lines, the first standing; then an output that
+    is nothing but a label. A later verdict with a different label marks the
+    verdict ``ambiguous``. A label the rubric does not offer, an empty output or
+    a missing/out-of-range step (for ``step`` rubrics) give a :class:`ParseFailure`.
 
     Args:
         output: the model's output text.
@@ -137,57 +237,64 @@ def parse_verdict(
         n_steps: the number of messages, to range-check steps.
         hint: read a ``hint`` (``{"step", "text"}`` or a string) as well.
     """
-    if output is None or not clean_text(output).strip():
+    if output is None or not isinstance(output, str) or not clean_text(output).strip():
         return ParseFailure("empty output")
     # Clean once so that spans refer to the cleaned text, which is also what
     # the logprob tokens are matched against (after the same cleaning).
-    text = output
-    cleaned = clean_text(text)
-    if cleaned != text:
-        text = cleaned
-    candidates = [
-        (pos, obj)
-        for pos, obj in _json_objects(text)
-        if any(k in obj for k in ("label", "verdict", "agent"))
-    ]
+    text = clean_text(output)
+    whole = _whole_object(text)
+    if whole is not None and any(k in whole for k in _KEYS):
+        candidates = [(text.index("{"), whole)]
+    else:
+        candidates = [
+            (pos, obj) for pos, obj in _json_objects(text) if any(k in obj for k in _KEYS)
+        ]
     if candidates:
-        pos, obj = candidates[-1]
-        key = next(k for k in ("label", "verdict", "agent") if k in obj)
+        pos, obj = candidates[0]
+        key = next(k for k in _KEYS if k in obj)
         raw_label = obj[key]
         if not isinstance(raw_label, str):
-            return ParseFailure(f"label {raw_label!r} is not a string; expected one of {labels}")
+            return ParseFailure(
+                f"label {_short(raw_label)} is not a string; expected one of {labels}"
+            )
         label = normalize_label(raw_label, labels)
         if label is None:
-            return ParseFailure(f"label {raw_label!r} is not one of {labels}")
+            return ParseFailure(f"label {_short(raw_label)} is not one of {labels}")
         step_value = _as_int(obj.get("step")) if step else None
         hint_step = hint_text = None
         if hint and obj.get("hint") is not None:
             h = obj["hint"]
             if isinstance(h, dict):
                 hint_step, hint_text = _as_int(h.get("step")), h.get("text")
-                hint_text = str(hint_text) if hint_text else None
+                hint_text = _text(hint_text) if hint_text else None
             else:
-                hint_text = str(h)
+                hint_text = _text(h)
         rationale = obj.get("rationale")
+        later = [o.get(next(k for k in _KEYS if k in o)) for _, o in candidates[1:]]
         verdict = Verdict(
             label=label,
-            rationale=str(rationale) if rationale is not None else None,
+            rationale=_text(rationale) if rationale is not None else None,
             step=step_value,
             hint_step=hint_step,
             hint_text=hint_text,
             label_span=_value_span(text, pos, key, raw_label),
+            ambiguous=_ambiguity(label, later, labels),
         )
     else:
         matches = list(_LABEL_LINE.finditer(text))
-        raw_label = matches[-1].group(1) if matches else text
+        raw_label = matches[0].group(1) if matches else text
         label = normalize_label(raw_label, labels)
         if label is None:
-            shown = raw_label.strip()[:80]
-            return ParseFailure(f"no verdict found: {shown!r} is not one of {labels}")
+            return ParseFailure(
+                f"no verdict found: {_short(raw_label.strip())} is not one of {labels}"
+            )
         steps = list(_STEP_LINE.finditer(text)) if step else []
-        span = (matches[-1].start(1), matches[-1].end(1)) if matches else None
+        span = (matches[0].start(1), matches[0].end(1)) if matches else None
         verdict = Verdict(
-            label=label, step=int(steps[-1].group(1)) if steps else None, label_span=span
+            label=label,
+            step=_as_int(steps[0].group(1)) if steps else None,
+            label_span=span,
+            ambiguous=_ambiguity(label, [m.group(1) for m in matches[1:]], labels),
         )
     if step_required is None:
         step_required = step

@@ -28,6 +28,23 @@ def _get(obj: Any, key: str) -> Any:
     return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
 
 
+def _token(entry: Any) -> str:
+    token = _get(entry, "token")
+    return token if isinstance(token, str) else ""
+
+
+def _logprob(value: Any) -> float | None:
+    """A usable log-probability, or None: a server may send ``"x"``, ``1000`` or ``NaN``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        value = float(value)
+    except OverflowError:  # an integer of hundreds of digits
+        return None
+    # A logprob is at most 0; a little above is float noise, far above is garbage.
+    return min(value, 0.0) if math.isfinite(value) and value <= 1e-6 else None
+
+
 def _matching(prefix: str, labels: Sequence[str]) -> list[str]:
     p = prefix.lower()
     if not p:
@@ -55,16 +72,17 @@ def _split(
             acc[lab] = acc.get(lab, 0.0) + mass / len(labels)
         return
     entry = tokens[pos]
-    chosen = _get(entry, "token") or ""
-    alts = list(_get(entry, "top_logprobs") or [])
-    if not any(_get(a, "token") == chosen for a in alts):
+    chosen = _token(entry)
+    top = _get(entry, "top_logprobs")
+    alts = list(top) if isinstance(top, list) else []
+    if not any(_token(a) == chosen for a in alts):
         alts.append({"token": chosen, "logprob": _get(entry, "logprob")})
     weights: list[tuple[str, float]] = []
     for alt in alts:
-        lp = _get(alt, "logprob")
-        if lp is None or not math.isfinite(lp):
+        lp = _logprob(_get(alt, "logprob"))
+        if lp is None:
             continue
-        weights.append((_get(alt, "token") or "", math.exp(lp)))
+        weights.append((_token(alt), math.exp(lp)))
     total = sum(w for _, w in weights) or 1.0
     for tok, w in weights:
         share = mass * w / total
@@ -103,7 +121,7 @@ def probs_from_logprobs(
     start = span[0]
     offset = 0
     for pos, entry in enumerate(content):
-        tok = _get(entry, "token") or ""
+        tok = _token(entry)
         if offset <= start < offset + len(tok):
             acc: dict[str, float] = {}
             _split(list(content), pos, tok[: start - offset], "", labels, 1.0, acc)

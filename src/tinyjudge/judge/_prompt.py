@@ -25,6 +25,7 @@ __all__ = [
     "verdict_schema",
     "item_agents",
     "fence_nonce",
+    "render_response",
 ]
 
 # Part of every cache key: bump it when the prompt's wording changes.
@@ -96,6 +97,11 @@ def _render_message(step: int, msg: Message, text: str) -> str:
     if msg.role == "tool":
         who += f" [result of {msg.tool_call_id}]"
     return f"[step {step}] {who}:\n{text}"
+
+
+def render_response(messages: list[Message]) -> str:
+    """One response of a pair as the judge sees it (steps numbered from 0)."""
+    return "\n\n".join(_render_message(i, m, message_text(m)) for i, m in enumerate(messages))
 
 
 def render_window(win: Windowed) -> str:
@@ -188,10 +194,7 @@ def build_messages(
         if win.total:
             parts.append(_fenced(nonce, "CONTEXT", render_window(win)))
         for title, resp in (("RESPONSE A", first), ("RESPONSE B", second)):
-            body = "\n\n".join(
-                _render_message(i, m, message_text(m)) for i, m in enumerate(resp or [])
-            )
-            parts.append(_fenced(nonce, title, body))
+            parts.append(_fenced(nonce, title, render_response(resp or [])))
         task = "Which response is better under the rubric?"
     else:
         parts.append(_fenced(nonce, "TRAJECTORY", render_window(win)))

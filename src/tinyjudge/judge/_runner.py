@@ -7,71 +7,27 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
 
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Item, Label
+from tinyjudge.records import Item, Label, check_unique_ids
 from tinyjudge.rubric import Rubric, load_rubric
 
 from ._client import RESPONSE_FORMATS, Caller, CallFailed, FatalCallError, Mode, ResponseFormat
+from ._parse import bound_text
 from ._prompt import PROMPT_VERSION, build_messages, item_agents, verdict_schema
 from ._store import Store, cache_key
+from ._summary import Summary
 from ._verdicts import failed_result, make_label, result_from_outputs, swap_result
 from ._window import window_messages
-from .server import ITEM_HEADER, ORDER_HEADER
 
-__all__ = ["Judge", "Summary"]
+__all__ = ["Judge", "Summary", "EndpointFailing"]
 
 
-@dataclass
-class Summary:
-    """What a run did: calls, cache hits, retries, unscored items, tokens, cost, flip rate."""
-
-    items: int = 0
-    ok: int = 0
-    unscored: int = 0
-    failed: int = 0
-    calls: int = 0
-    cache_hits: int = 0
-    retries: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cost: float | None = None
-    pairs: int = 0
-    flips: int = 0
-    seconds: float = 0.0
-    fallbacks: list[str] = field(default_factory=list)
-    response_format: str | None = None
-
-    @property
-    def flip_rate(self) -> float | None:
-        """Share of pairs, judged in both orders, whose verdict changed with the order."""
-        return self.flips / self.pairs if self.pairs else None
-
-    def as_dict(self) -> dict[str, Any]:
-        d = {k: v for k, v in self.__dict__.items()}
-        d["flip_rate"] = self.flip_rate
-        return d
-
-    def lines(self) -> list[str]:
-        """The summary as short lines for a terminal."""
-        out = [
-            f"{self.items} items: {self.ok} labelled, {self.unscored} unscored"
-            + (f" ({self.failed} after failed calls: re-run to retry them)" if self.failed else ""),
-            f"{self.calls} calls, {self.cache_hits} cache hits, {self.retries} retries, "
-            f"{self.seconds:.1f}s",
-            f"tokens: {self.tokens_in} in, {self.tokens_out} out"
-            + (f"; cost ${self.cost:.4f}" if self.cost is not None else ""),
-        ]
-        if self.pairs:
-            out.append(f"pairs judged in both orders: {self.pairs}, flip rate {self.flip_rate:.3f}")
-        if self.response_format is not None and self.calls:
-            out.append(f"response format: {self.response_format}")
-        out += [f"fallback: {f}" for f in self.fallbacks]
-        return out
+class EndpointFailing(TinyjudgeError):
+    """The endpoint failed item after item (down, or failing every call): the run stopped."""
 
 
 class Judge:
@@ -103,6 +59,10 @@ class Judge:
             (json_object, plain text; logprobs dropped where refused) when the
             server refuses; the step reached is kept for the judge's later runs
             and reported in the summary. A format name fixes that format.
+        stop_after: stop the run (raising :class:`EndpointFailing`) when this many
+            items in a row fail after all retries, or when every item that needed
+            a call failed: an endpoint that is down, or failing every call, must not
+            yield a file of unscored items and a success. 0 never stops.
     """
 
     def __init__(
@@ -123,6 +83,7 @@ class Judge:
         top_logprobs: int = 20,
         backoff: float = 0.5,
         response_format: ResponseFormat = "auto",
+        stop_after: int = 8,
     ) -> None:
         self.rubric = load_rubric(rubric)
         # Hashed once: the rubric is fixed for the judge's life, and hashing is not free.
@@ -139,6 +100,8 @@ class Judge:
             )
         if max_retries < 0:
             raise TinyjudgeError(f"max_retries must be >= 0, got {max_retries}")
+        if stop_after < 0:
+            raise TinyjudgeError(f"stop_after must be >= 0, got {stop_after}")
         if prices is not None and set(prices) - {"input", "output"}:
             raise TinyjudgeError(
                 f"prices takes keys 'input' and 'output' (USD per 1M tokens), got {sorted(prices)}"
@@ -168,6 +131,7 @@ class Judge:
         self.top_logprobs = top_logprobs
         self.backoff = backoff
         self.response_format = response_format
+        self.stop_after = stop_after
         # The step of the fallback chain this endpoint accepted; kept across runs.
         self.mode = Mode("json_schema" if response_format == "auto" else response_format)
         self.summary = Summary()
@@ -195,6 +159,7 @@ class Judge:
         return cache_key(self.rubric_hash, item.content_hash(), self.model, self.params, order)
 
     def _check(self, items: list[Item]) -> None:
+        check_unique_ids(items)
         pairwise_rubric = self.rubric.type == "pairwise"
         for item in items:
             if item.is_pairwise != pairwise_rubric:
@@ -298,6 +263,10 @@ class Judge:
         labels: list[Label | None] = [None] * len(items)
         next_index = iter(range(len(items)))
         done = 0
+        # Items that need the endpoint, and how many failed in a row (for stop_after).
+        to_call = sum(1 for ks in keys if any(k not in cached for k in ks))
+        # A run whose cached items came from this endpoint is not "failing every call".
+        failing: dict[str, Any] = {"in_a_row": 0, "answered": len(items) - to_call, "last": ""}
 
         async def judge_one(i: int) -> Label:
             item = items[i]
@@ -319,8 +288,15 @@ class Judge:
             label = make_label(
                 item, self.rubric, self.source, results, all_cached, self.rubric_hash
             )
-            if any(r.get("transient") for r in results.values()):
+            failed = [r for r in results.values() if r.get("transient")]
+            if failed:
                 summary.failed += 1
+                failing["in_a_row"] += 1
+                failing["last"] = failed[0]["reason"]
+                self._maybe_stop(failing, to_call)
+            elif not all_cached:
+                failing["in_a_row"] = 0
+                failing["answered"] += 1
             return label
 
         async def worker() -> None:
@@ -364,6 +340,8 @@ class Judge:
                 summary.ok += 1
             else:
                 summary.unscored += 1
+            if lab.status == "ok" and (lab.reason or "").startswith("ambiguous:"):
+                summary.ambiguous += 1
             if lab.orders is not None and all(v is not None for v in lab.orders.values()):
                 summary.pairs += 1
                 summary.flips += lab.consistent is False
@@ -373,6 +351,19 @@ class Judge:
                 + summary.tokens_out * self.prices.get("output", 0.0)
             ) / 1e6
         return out
+
+    def _maybe_stop(self, failing: dict[str, Any], to_call: int) -> None:
+        """Raise :class:`EndpointFailing` when the failures say the endpoint is not working."""
+        if not self.stop_after:
+            return
+        n = failing["in_a_row"]
+        if n >= self.stop_after or (not failing["answered"] and n >= to_call):
+            where = f"; finished judgments are kept in {self.cache}" if self.cache else ""
+            url = self.base_url or "https://api.openai.com/v1"
+            raise EndpointFailing(
+                f"stopped: {n} item{'s' * (n != 1)} in a row failed at {url} "
+                f"(last: {failing['last']}){where}; check the endpoint and re-run"
+            )
 
     async def _judge(self, caller: Caller, item: Item, order: str) -> dict[str, Any]:
         """One judgment of one item in one order: calls until ``samples`` outputs, then parse."""
@@ -389,7 +380,6 @@ class Judge:
         agents = item_agents(item) if rubric.type == "step" else None
         labels = agents if agents is not None else rubric.label_names
         schema = verdict_schema(rubric, agents)
-        headers = {ITEM_HEADER: item.id, ORDER_HEADER: order}
         texts: list[str | None] = []
         logprobs: list[Any] = []
         usage = {"calls": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0}
@@ -401,7 +391,6 @@ class Judge:
                 n=self.samples - len(texts),
                 temperature=self.temperature,
                 max_tokens=self.max_tokens,
-                headers=headers,
             )
             usage["calls"] += 1
             usage["retries"] += got.retries
@@ -414,4 +403,13 @@ class Judge:
             usage["prompt_tokens"] += got.prompt_tokens
             usage["completion_tokens"] += got.completion_tokens
         n_steps = len(item.context or []) if item.is_pairwise else len(item.messages)
-        return result_from_outputs(texts, logprobs, labels, rubric, n_steps, usage)
+        try:
+            return result_from_outputs(texts, logprobs, labels, rubric, n_steps, usage)
+        except Exception as e:  # a reply nothing above foresaw costs its item, not the run
+            raw = [bound_text(t) if isinstance(t, str) else None for t in texts]
+            return {
+                "status": "unscored",
+                "reason": f"could not read the reply ({type(e).__name__})",
+                "raw": raw[0] if len(raw) == 1 else raw,
+                "usage": usage,
+            }

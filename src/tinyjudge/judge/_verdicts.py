@@ -12,7 +12,7 @@ from typing import Any
 from tinyjudge.records import Hint, Item, Label
 from tinyjudge.rubric import Rubric
 
-from ._parse import ParseFailure, Verdict, parse_verdict
+from ._parse import ParseFailure, Verdict, bound_text, parse_verdict
 from ._probs import mean_probs, one_hot, probs_from_logprobs
 
 __all__ = ["result_from_outputs", "failed_result", "swap_result", "make_label", "SWAP"]
@@ -60,7 +60,10 @@ def result_from_outputs(
             continue
         dist = probs_from_logprobs(lps, v.label_span, labels) if text == _clean(text) else None
         parsed.append((v, dist or one_hot(v.label)))
-    raw: Any = texts[0] if len(texts) == 1 else texts
+    # What is kept of the raw output is bounded (and says so): a runaway 60 MB
+    # completion must not be copied into the cache and the labels.
+    kept = [bound_text(t) if isinstance(t, str) else None for t in texts]
+    raw: Any = kept[0] if len(kept) == 1 else kept
     if not parsed:
         reason = failures[0] if len(failures) == 1 else f"no sample parsed: {failures[0]}"
         return {"status": "unscored", "reason": reason, "raw": raw, "usage": usage}
@@ -83,6 +86,9 @@ def result_from_outputs(
         "raw": raw,
         "usage": usage,
     }
+    ambiguous = [v.ambiguous for v, _ in parsed if v.ambiguous]
+    if ambiguous:
+        result["ambiguous"] = ambiguous[0]
     if chosen.step is not None:
         result["step"] = chosen.step
     if chosen.hint_text:
@@ -152,6 +158,7 @@ def make_label(
             rationale=r.get("rationale"),
             hint=hint,
             raw=r.get("raw"),
+            reason=_ambiguous_reason(results),
         )
     ab, ba = results["ab"], results["ba"]
     orders = {"ab": ab.get("label"), "ba": ba.get("label")}
@@ -187,4 +194,12 @@ def make_label(
         orders=orders,
         consistent=consistent,
         raw=raw,
+        reason=_ambiguous_reason(results),
     )
+
+
+def _ambiguous_reason(results: dict[str, dict[str, Any]]) -> str | None:
+    """``ambiguous: ...`` for a label whose answer held a second, different verdict."""
+    notes = [f"order {o}: {r['ambiguous']}" if len(results) > 1 else r["ambiguous"]
+             for o, r in results.items() if r.get("ambiguous")]  # fmt: skip
+    return "ambiguous: " + "; ".join(notes) if notes else None

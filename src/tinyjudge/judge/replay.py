@@ -1,8 +1,9 @@
 """The replay backend: recorded judgments answered through the same OpenAI-compatible path.
 
 A responder for :class:`~tinyjudge.judge.server.LocalServer` that answers each
-request from a recorded label of the item it names (the judge sends the item
-id in a header), so the whole judge (prompt, HTTP, parsing, logprobs, cache,
+request from a recorded label of the item its prompt shows (the server is given
+the items and rubric and recognises each item by its prompt's fence nonce; no
+item id travels over the wire), so the whole judge (prompt, HTTP, parsing, logprobs, cache,
 pairwise orders) runs on, e.g., XSTest's GPT-4 labels without a key. Recorded
 unscored labels are replayed as their raw text, so they come out unscored again.
 """
@@ -16,7 +17,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Label
+from tinyjudge.records import Item, Label
+from tinyjudge.rubric import Rubric, load_rubric
 
 from ._verdicts import SWAP
 from .server import Fault, LocalServer, Reply, Request, Responder
@@ -76,12 +78,15 @@ def replay_responder(labels: Iterable[Label], source: str | None = None) -> Resp
     Returns:
         A function of a :class:`Request`: a JSON verdict (with the recorded
         distribution as logprobs), the raw text of a recorded unscored label,
-        or HTTP 422 for an item with no recorded label.
+        or HTTP 422 for an item with no recorded label (or one the server
+        was not given).
     """
     by_item = {lab.item_id: lab for lab in labels if source is None or lab.source == source}
 
     def respond(req: Request) -> Reply | Fault:
-        label = by_item.get(req.item_id or "")
+        if req.item_id is None:
+            return Fault("status", 422, message="the prompt shows none of the replayed items")
+        label = by_item.get(req.item_id)
         if label is None:
             return Fault("status", 422, message=f"no recorded label for item {req.item_id!r}")
         return _verdict(label, req.order)
@@ -91,17 +96,35 @@ def replay_responder(labels: Iterable[Label], source: str | None = None) -> Resp
 
 @contextmanager
 def replay_server(
-    labels: Iterable[Label] | str | os.PathLike[str], source: str, latency: float = 0.0
+    labels: Iterable[Label] | str | os.PathLike[str],
+    source: str,
+    *,
+    items: Iterable[Item],
+    rubric: Rubric | str | os.PathLike[str],
+    latency: float = 0.0,
 ) -> Iterator[LocalServer]:
     """Serve recorded labels on 127.0.0.1; yields the running server (``.base_url``).
 
+    Args:
+        labels: recorded labels, or a labels JSONL file.
+        source: the recorded source to answer with, e.g. ``judge:gpt-4``.
+        items: the items that will be judged (each request is matched to one by its prompt).
+        rubric: the rubric they will be judged under.
+        latency: seconds each call waits before answering.
+
     Example:
-        >>> with replay_server("labels.jsonl", "judge:gpt-4") as srv:  # doctest: +SKIP
+        >>> with replay_server("labels.jsonl", "judge:gpt-4", items=items,
+        ...                    rubric="compliance") as srv:  # doctest: +SKIP
         ...     labels = Judge("compliance", "replay-gpt-4", base_url=srv.base_url).run(items)
     """
     if isinstance(labels, (str, os.PathLike)):
         labels = load_replay_labels(labels, source)
-    server = LocalServer(replay_responder(labels, source), latency=latency)
+    server = LocalServer(
+        replay_responder(labels, source),
+        latency=latency,
+        items=list(items),
+        rubric=load_rubric(rubric),
+    )
     server.start()
     try:
         yield server

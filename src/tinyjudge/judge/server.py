@@ -24,9 +24,14 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._completion import completion_body, tokenize
+from ._recognize import ItemIndex
+
+if TYPE_CHECKING:
+    from tinyjudge.records import Item
+    from tinyjudge.rubric import Rubric
 
 __all__ = [
     "LocalServer",
@@ -35,37 +40,35 @@ __all__ = [
     "Fault",
     "Responder",
     "tokenize",
-    "ITEM_HEADER",
-    "ORDER_HEADER",
 ]
-
-# The judge sends the item id and presentation order in these headers; real
-# endpoints ignore them, the replay backend and tests use them.
-ITEM_HEADER = "X-Tinyjudge-Item"
-ORDER_HEADER = "X-Tinyjudge-Order"
 
 
 @dataclass
 class Request:
-    """One call as the responder sees it: the JSON body, headers, call number, sample index."""
+    """One call as the responder sees it.
+
+    Attributes:
+        body, headers, path: the HTTP request.
+        call: the server's call number (from 1).
+        sample: the index of the choice being answered (for ``n`` > 1).
+        item_id, order: the item the prompt shows and its order (``ab``/``ba``),
+            when the server was given the items; else None and ``ab``.
+    """
 
     body: dict[str, Any]
     headers: dict[str, str]
     path: str
     call: int
     sample: int = 0
-
-    @property
-    def item_id(self) -> str | None:
-        return self.headers.get(ITEM_HEADER.lower())
-
-    @property
-    def order(self) -> str:
-        return self.headers.get(ORDER_HEADER.lower(), "ab")
+    item_id: str | None = None
+    order: str = "ab"
 
     @property
     def prompt(self) -> str:
-        return "\n".join(str(m.get("content", "")) for m in self.body.get("messages", []))
+        messages = self.body.get("messages")
+        if not isinstance(messages, list):
+            return ""
+        return "\n".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
 
 
 @dataclass
@@ -169,7 +172,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(400, "request body is not JSON")
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
-        call = owner._count(headers.get(ITEM_HEADER.lower()))
+        request = Request(body, headers, self.path, 0)
+        request.item_id, request.order = owner.recognize(request.prompt)
+        request.call = owner._count(request.item_id)
         if owner.latency:
             time.sleep(owner.latency)
         check = owner.check_request(body)
@@ -183,7 +188,8 @@ class _Handler(BaseHTTPRequestHandler):
         n = 1 if owner.ignore_n else int(body.get("n") or 1)
         replies: list[Reply] = []
         for sample in range(n):
-            got = owner.responder(Request(body, headers, self.path, call, sample))
+            request.sample = sample
+            got = owner.responder(request)
             if isinstance(got, Fault) and got.kind == "slow":
                 time.sleep(got.delay)
                 got = got.then or Reply("")
@@ -192,7 +198,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             replies.append(Reply(got) if isinstance(got, str) else got)
         # A cheap estimate (characters / 4): exact counts are not what the server tests.
-        prompt_tokens = -(-len(Request(body, headers, self.path, call).prompt) // 4)
+        prompt_tokens = -(-len(request.prompt) // 4)
         data = completion_body(
             replies, str(body.get("model", "local")), bool(body.get("logprobs")), prompt_tokens
         )
@@ -249,6 +255,9 @@ class LocalServer:
             FastAPI's ``detail`` body, or 500 (llama-cpp-python's server).
         ignore_n: answer one choice whatever ``n`` asks (as Ollama does).
         port: 0 picks a free port.
+        items: the items being judged, so that each :class:`Request` names its
+            item (``item_id``, ``order``) and ``calls_by_item`` counts per item.
+        rubric: the rubric (or rubrics) the items are judged under; needed with ``items``.
     """
 
     responder: Responder
@@ -262,8 +271,18 @@ class LocalServer:
     calls_by_item: Counter[str] = field(default_factory=Counter)
     requests: list[dict[str, Any]] = field(default_factory=list)
     keep_requests: bool = False
+    items: list[Item] | None = field(default=None, repr=False)
+    rubric: Rubric | list[Rubric] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        self._index: ItemIndex | None = None
+        if self.items is not None:
+            if self.rubric is None:
+                raise ValueError(
+                    "LocalServer(items=...) needs the rubric the items are judged under"
+                )
+            rubrics = self.rubric if isinstance(self.rubric, list) else [self.rubric]
+            self._index = ItemIndex(self.items, rubrics)
         self._lock = threading.Lock()
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -274,6 +293,10 @@ class LocalServer:
             if item:
                 self.calls_by_item[item] += 1
             return self.calls
+
+    def recognize(self, prompt: str) -> tuple[str | None, str]:
+        """The id of the item ``prompt`` shows (None if unknown) and its order."""
+        return self._index.find(prompt) if self._index is not None else (None, "ab")
 
     def check_request(self, body: dict[str, Any]) -> str | None:
         """Why a request is refused as malformed for this server, or None."""
