@@ -6,7 +6,7 @@ import pytest
 from judge_helpers import single, verdict
 
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.judge import Fault, Judge, Reply, Request
+from tinyjudge.judge import EndpointFailing, Fault, Judge, Reply, Request
 from tinyjudge.judge._client import Mode, rejection
 
 OK = Reply(verdict("full_refusal"), probs={"full_refusal": 0.8, "full_compliance": 0.2})
@@ -87,12 +87,15 @@ def test_a_forced_format_is_sent_from_the_first_call(serve, compliance, forced, 
     assert _kinds(srv) == expected
 
 
-def test_a_forced_format_the_server_refuses_leaves_the_item_unscored(serve, compliance) -> None:
+def test_a_forced_format_the_server_refuses_stops_the_run(serve, compliance) -> None:
     srv = serve(lambda req: OK, reject_json_schema=True, reject_status=500, keep_requests=True)
     judge = Judge(compliance, "m", base_url=srv.base_url, response_format="json_schema")
-    [lab] = judge.run([single(1)])
-    assert lab.status == "unscored"
-    assert lab.reason == "HTTP 500: response_format type json_schema is not supported"
+    # Every item would fail the same way: the run stops with the reason, not a file of
+    # unscored items (see test_bad_replies.py).
+    with pytest.raises(
+        EndpointFailing, match=r"HTTP 500: response_format type json_schema is not supported"
+    ):
+        judge.run([single(1)])
     # It tried without logprobs too, but never another format.
     assert _kinds(srv) == [("json_schema", True), ("json_schema", False)]
 

@@ -107,7 +107,9 @@ def test_retry_after_is_honoured(serve, compliance, retry_after: str) -> None:
 
 def test_a_client_error_is_not_retried(serve, compliance) -> None:
     srv = serve(
-        lambda req: OK if req.item_id == "it-2" else Fault("status", 413, message="payload too large")
+        lambda req: (
+            OK if req.item_id == "it-2" else Fault("status", 413, message="payload too large")
+        )
     )
     judge = Judge(compliance, "m", base_url=srv.base_url, backoff=0.01)
     lab, good = judge.run([single(1), single(2)])
