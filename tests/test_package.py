@@ -41,7 +41,7 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
 
 # Pipeline order from DESIGN.md: a stage imports only from earlier stages (or its own layer).
 STAGE = {
-    "records": 0, "errors": 0, "rubric": 0, "datasets": 0, "_stats": 0, "_memory": 0,
+    "records": 0, "errors": 0, "rubric": 0, "datasets": 0, "_stats": 0, "_memory": 0, "_atomic": 0,
     "hints": 0,
     "judge": 1, "distill": 2, "calibrate": 3, "audit": 4,
     "serve": 5, "label": 5, "scale": 5, "integrations": 6, "cli": 6, "demo": 6,
