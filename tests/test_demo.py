@@ -26,7 +26,7 @@ def test_demo_runs_the_loop_and_reuses_the_cache(tmp_path: Path) -> None:
     report = json.loads((tmp_path / "demo" / "report.json").read_text())
     assert (tmp_path / "demo" / "report.html").stat().st_size > 10_000
     sources = {p["a"] for p in report["pairs"]} | {p["b"] for p in report["pairs"]}
-    assert {"judge:gpt-4", "rm:compliance-linear", "human:final"} <= sources
+    assert {"judge:gpt-4", "rm:compliance-linear+cal", "human:final"} <= sources
     evaluation = first["splits"]["evaluation"]
     for pair in first["agreement"]:
         assert pair["n"] == evaluation  # every figure is on the held-out prompts only

@@ -223,7 +223,7 @@ def score(
     with Progress(console=err, transient=True) as bar:
         task = bar.add_task(f"scoring with {model.name}", total=count_lines(items))
         n = score_file(model, items, out_path, batch_size, lambda k: bar.advance(task, k))
-    out.print(f"{n} labels (source rm:{model.name}) -> {out_path}")
+    out.print(f"{n} labels (source {model.source}) -> {out_path}")
 
 
 @app.command()

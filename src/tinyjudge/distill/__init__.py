@@ -8,6 +8,10 @@ torch and transformers load only when the probe or encoder tier is used.
 
 from __future__ import annotations
 
+import sys
+import types
+from typing import Any
+
 from ._base import RewardModel
 from ._data import TrainingSet, data_hash, group_keys, grouped_split, training_set
 from ._distill import DistillResult, agreement, distill, score_file
@@ -52,3 +56,19 @@ __all__ = [
     "item_views",
     "View",
 ]
+
+
+class _CallableModule(types.ModuleType):
+    """``tinyjudge.distill`` is both this package and the :func:`distill` function.
+
+    Importing a subpackage sets the parent's attribute of that name to the
+    module, which would replace ``tinyjudge.distill`` the function (exported by
+    ``tinyjudge``) with this package; calling the package calls the function,
+    so ``tinyjudge.distill(...)`` works whichever was imported first.
+    """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> DistillResult:
+        return distill(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -188,8 +188,17 @@ class RewardModel(ClassifierMixin, BaseEstimator):
         P = self.predict_proba(items)
         return [self.classes_[j] for j in P.argmax(axis=1)]
 
+    @property
+    def source(self) -> str:
+        """The source of this model's labels: ``rm:<name>``, ``rm:<name>+cal`` when calibrated.
+
+        Calibrated and uncalibrated scores of one model are two sources, so an
+        audit of both keeps both.
+        """
+        return f"rm:{self.name}" + ("+cal" if self.calibrator_ is not None else "")
+
     def score_items(self, items: Iterable[Item], batch_size: int = 64) -> list[Label]:
-        """Labels with source ``rm:<name>``, ``probs`` and the rubric's scalar ``score``."""
+        """Labels with source :attr:`source`, ``probs`` and the rubric's scalar ``score``."""
         out: list[Label] = []
         for batch in batched(items, batch_size):
             out += self.labels_for(batch, self.predict_proba(batch))
@@ -205,7 +214,7 @@ class RewardModel(ClassifierMixin, BaseEstimator):
                     item_id=it.id,
                     rubric=self.rubric.id,
                     rubric_hash=self.rubric.hash,
-                    source=f"rm:{self.name}",
+                    source=self.source,
                     label=self.classes_[int(np.argmax(row))],
                     probs=probs,
                     score=self.rubric.score(probs),
