@@ -92,3 +92,20 @@ def test_wheel_data_links_point_at_the_repository_files() -> None:
     assert sorted(p.name for p in (shipped / "rubrics").glob("*.yaml")) == sorted(
         p.name for p in (repo / "rubrics").glob("*.yaml")
     )
+
+
+def test_distill_function_survives_importing_the_subpackage() -> None:
+    # Importing tinyjudge.distill (the package) first used to leave tinyjudge.distill
+    # the module, so the documented tinyjudge.distill(...) call failed.
+    code = (
+        "import tinyjudge.distill._linear, tinyjudge\n"
+        "from pathlib import Path\n"
+        "from tinyjudge.demo import bundled_sample\n"
+        "imp = tinyjudge.run_import('xstest', Path(bundled_sample()))\n"
+        "r = tinyjudge.distill(imp.items, imp.labels, 'judge:gpt-4', 'compliance')\n"
+        "print(type(r).__name__, r.model.source, tinyjudge.distill.LinearRM.__name__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
+    )
+    assert done.stdout.split() == ["DistillResult", "rm:compliance-linear", "LinearRM"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -239,3 +240,16 @@ def test_saturated_logits_give_no_exact_zero_or_one(fitted) -> None:
     sharp = clone(model).set_params(C=1e6).fit(ts.items[:200], ts.y_hard[:200])
     P = sharp.predict_proba(ts.items[:200])
     assert (P > 0).all() and (P < 1).all()
+
+
+def test_calibrated_scores_are_a_source_of_their_own(fitted) -> None:
+    from tinyjudge.calibrate import TemperatureScaling
+
+    model, ts, _ = fitted
+    items = ts.items[:20]
+    y = [model.classes_.index(lab) for lab in ts.y_hard[:20]]
+    P = model.predict_proba(items)
+    calibrated = copy.copy(model)
+    calibrated.calibrator_ = TemperatureScaling().fit(P, y)
+    plain, cal = model.score_items(items[:1])[0], calibrated.score_items(items[:1])[0]
+    assert (plain.source, cal.source) == ("rm:lin-test", "rm:lin-test+cal")
