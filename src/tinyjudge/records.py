@@ -75,7 +75,9 @@ class _Tolerant(BaseModel):
     refused for them and nothing it said is lost.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    # Unknown fields are moved into ``extra`` before validation, so the schema
+    # says what is accepted (any field), not what is stored.
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"additionalProperties": True})
     extra: dict[str, Any] | None = None
 
     @classmethod
