@@ -23,6 +23,7 @@ import argparse
 import fcntl
 import json
 import logging
+import os
 import platform
 import time
 from pathlib import Path
@@ -58,7 +59,9 @@ def main() -> None:
     if args.table:
         print(table(json.loads(args.out.read_text())))
         return
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")  # training progress
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(message)s", force=True
+    )  # training progress
     params = parse_params(args.param)
     rubric = load_rubric(RUBRIC)
     spec = rubric.reward_model.model_copy(
@@ -156,12 +159,21 @@ def _summary(folds: list[dict]) -> dict:
 
 def _save(out: Path, key: str, entry: dict) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
-    # Runs of different tiers may share the file: one writer at a time.
+    # Runs may share the file (other tiers, or other folds of this entry run in
+    # parallel): one writer at a time, and folds already saved are kept.
     with open(out.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         results = json.loads(out.read_text()) if out.exists() else {}
-        results[key] = entry
-        tmp = out.with_suffix(".tmp")
+        folds = {f["held_out"]: f for f in results.get(key, {}).get("folds", [])}
+        folds.update({f["held_out"]: f for f in entry["folds"]})
+        merged = [folds[m] for m in sorted(folds)]
+        results[key] = {
+            **entry,
+            **_summary(merged),
+            "folds": merged,
+            "complete": len(merged) == len(MODELS),
+        }
+        tmp = out.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(results, indent=2) + "\n")
         tmp.replace(out)
 

@@ -6,7 +6,12 @@ The encoder tier is not trained here (see distill_fidelity.py for its training
 time): pass a model directory from ``tinyjudge distill --tier encoder``; it is
 timed on items that fill 256 tokens, under each runtime (torch fp32, torch bf16
 autocast, ONNX Runtime fp32, ONNX Runtime dynamic int8), with each runtime's
-agreement against torch fp32. One tier per process, so peak memory is per tier.
+agreement against torch fp32, and, measured in the same run, this machine's own
+fp32 and bf16 matrix-multiply throughput (2048 x 2048) with each runtime's
+items/s as a share of the ceiling that throughput implies (dense-layer FLOPs per
+item from the model's config: about 5.4 GFLOP for MiniLM at 256 tokens). Machines
+differ (AMX or not), so the share is the figure to quote, not the items/s.
+One tier per process, so peak memory is per tier.
 Results merge into ``bench/results/distill_speed.json``.
 
     nice -n 10 .venv/bin/python bench/distill_speed.py --tier linear
@@ -51,6 +56,28 @@ def _throughput(model, items: list[Item], batch: int = 32, repeat: int = 1):
             [model.predict_proba(items[s : s + batch]) for s in range(0, len(items), batch)]
         )
     return repeat * len(items) / (time.perf_counter() - t0), P
+
+
+def matmul_gflops(dtype: str, n: int = 2048, seconds: float = 2.0) -> float:
+    """Best sustained GFLOP/s of an n x n x n torch matmul in ``dtype`` on this CPU."""
+    import torch
+
+    a = torch.randn(n, n).to(getattr(torch, dtype))
+    b = torch.randn(n, n).to(getattr(torch, dtype))
+    torch.mm(a, b)  # warm-up (and oneDNN's kernel choice)
+    best, t_end = 0.0, time.perf_counter() + seconds
+    while time.perf_counter() < t_end:
+        t0 = time.perf_counter()
+        torch.mm(a, b)
+        best = max(best, 2 * n**3 / (time.perf_counter() - t0) / 1e9)
+    return best
+
+
+def gflop_per_item(config: object, tokens: int) -> float:
+    """Dense-layer FLOPs of one item (2 x tokens x 12 H^2 per layer); attention not counted."""
+    h, layers = config.hidden_size, config.num_hidden_layers
+    ffn = getattr(config, "intermediate_size", 4 * h)
+    return 2 * tokens * layers * (4 * h * h + 2 * h * ffn) / 1e9
 
 
 def _long_items(items: list[Item], tokenizer, n: int, tokens: int = 256) -> list[Item]:
@@ -132,8 +159,22 @@ def main() -> None:
                 "max_abs_prob_diff_vs_fp32": float(np.abs(P - ref).max()),
             }
             print(label, runtimes[label], flush=True)
+        ceiling = {"fp32": matmul_gflops("float32"), "bf16": matmul_gflops("bfloat16")}
+        gflop = gflop_per_item(base.model_.config, 256)
+        for label, r in runtimes.items():
+            # fp32 runtimes against the fp32 ceiling; bf16 autocast (and the int8
+            # runtime, whose best case is no better than bf16 here) against bf16's.
+            peak = ceiling["fp32"] if label.endswith("fp32") else ceiling["bf16"]
+            r["share_of_matmul_ceiling"] = r["items_per_s"] * gflop / peak
+            print(
+                f"{label}: {r['items_per_s']:.1f} items/s = {r['share_of_matmul_ceiling']:.0%} "
+                f"of the {peak:.0f} GFLOP/s matmul ceiling ({gflop:.2f} GFLOP an item)",
+                flush=True,
+            )
         result.update(
             {
+                "matmul_gflops_2048": ceiling,
+                "gflop_per_item": gflop,
                 "tokens_per_item": 256,
                 "n_timed": len(items),
                 "runtimes": runtimes,
