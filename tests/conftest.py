@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -36,3 +39,28 @@ def shared_data() -> Path:
 def xstest_sample() -> Path:
     """The bundled XSTest sample (500 rows), always present."""
     return REPO / "data" / "xstest_sample"
+
+
+def run_tinyjudge(
+    *args: str | os.PathLike[str],
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 300,
+) -> subprocess.CompletedProcess[str]:
+    """``tinyjudge ARGS...`` as a user runs it: a fresh process, output captured as text."""
+    script = Path(sys.executable).with_name("tinyjudge")
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "tinyjudge.cli"]
+    return subprocess.run(
+        [*cmd, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "120", **(env or {})},
+        cwd=cwd,
+    )
+
+
+@pytest.fixture
+def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """:func:`run_tinyjudge`: the command line in a subprocess."""
+    return run_tinyjudge

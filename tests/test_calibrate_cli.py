@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -130,23 +131,18 @@ def test_real_reward_model_calibrated_on_prompts_it_never_saw(shared_data: Path,
     # must bring held-out ECE and Brier down on this real, graded source.
     import zlib
 
-    from rich.console import Console
-
-    from tinyjudge.calibrate._cli import calibrate_model
+    from tinyjudge.calibrate import calibrate_model
 
     xs = run_import("xstest", shared_data / "xstest")
     train = [it for it in xs.items if zlib.crc32(it.metadata["prompt_id"].encode()) % 5 < 3]
     held = [it for it in xs.items if zlib.crc32(it.metadata["prompt_id"].encode()) % 5 >= 3]
     model = distill(train, xs.labels, "judge:gpt-4", "compliance", group_by="metadata.prompt_id")
-    rm = model.model.save(tmp_path / "rm")
-    write_jsonl(tmp_path / "held.jsonl", held)
-    write_jsonl(tmp_path / "labels.jsonl", xs.labels)
+    rm = load_model(model.model.save(tmp_path / "rm"), calibrated=False)
     for method in ("temperature", "vector", "platt", "isotonic"):
         r = calibrate_model(
-            rm, tmp_path / "held.jsonl", [tmp_path / "labels.jsonl"], human="human:final",
-            method=method, out_dir=tmp_path / method, group_by="metadata.prompt_id",
-            n_boot=20, console=Console(quiet=True),
-        )  # fmt: skip
+            rm, held, xs.labels, human="human:final", method=method,
+            group_by="metadata.prompt_id", n_boot=20,
+        ).summary()  # fmt: skip
         assert r["n"] == len(held)
         assert r["after"]["ece"]["value"] < r["before"]["ece"]["value"], method
         assert r["after"]["brier"]["value"] < r["before"]["brier"]["value"], method
@@ -155,14 +151,14 @@ def test_real_reward_model_calibrated_on_prompts_it_never_saw(shared_data: Path,
 def test_a_falsy_group_value_is_a_group(xs_files, tmp_path: Path) -> None:
     # metadata.safe is True or False: two groups. False must not read as "no group",
     # which made every unsafe item its own group and let folds split that group.
-    from tinyjudge.calibrate._cli import calibrate_source
+    from tinyjudge.calibrate import calibrate_source
     from tinyjudge.errors import TinyjudgeError
 
     items_path, labels_path = xs_files
     with pytest.raises(TinyjudgeError, match="n_splits=3 needs at least as many groups, got 2"):
         calibrate_source(
-            [labels_path], source="judge:gpt-4", human="human:final", out_dir=tmp_path / "o",
-            items_path=items_path, group_by="metadata.safe", n_splits=3, n_boot=10,
+            read_labels(labels_path), source="judge:gpt-4", human="human:final",
+            items=read_items(items_path), group_by="metadata.safe", n_splits=3, n_boot=10,
         )  # fmt: skip
 
 
@@ -189,46 +185,43 @@ def calibrated_source(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("if_worse", ["identity", "refuse", "keep"])
 def test_calibration_that_makes_things_worse_is_not_applied(
-    calibrated_source: Path, tmp_path: Path, if_worse: str
+    calibrated_source: Path, tmp_path: Path, if_worse: str, cli
 ) -> None:
-    from rich.console import Console
-
-    from tinyjudge.calibrate._cli import calibrate_source
-    from tinyjudge.errors import TinyjudgeError
-
     out = tmp_path / "out"
-    console = Console(record=True, width=400)
-    kw = {"source": "judge:x", "human": "human:final", "out_dir": out, "method": "isotonic"}
+    proc = cli(
+        "calibrate", calibrated_source, "--source", "judge:x", "--human", "human:final",
+        "--out", out, "--method", "isotonic", "--n-boot", "10", "--if-worse", if_worse,
+        env={"COLUMNS": "400"},
+    )  # fmt: skip
     if if_worse == "refuse":
-        with pytest.raises(
-            TinyjudgeError,
-            match=r"isotonic calibration makes held-out NLL .* "
+        assert proc.returncode == 2
+        assert re.search(
+            r"isotonic calibration makes held-out NLL .* "
             r"worse than none; --method \w+ is better on this data .*; --if-worse keep",
-        ):
-            calibrate_source([calibrated_source], **kw, n_boot=10, if_worse=if_worse,
-                             console=console)  # fmt: skip
+            proc.stderr,
+        ), proc.stderr
         assert not (out / "calibration.json").exists()
         return
-    got = calibrate_source([calibrated_source], **kw, n_boot=10, if_worse=if_worse, console=console)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads((out / "metrics.json").read_text())
     assert "nll" in got["check"]["worse_than_none"]
-    assert "warning: isotonic calibration makes held-out NLL" in console.export_text()
+    assert "warning: isotonic calibration makes held-out NLL" in proc.stdout
     assert got["applied"] is (if_worse == "keep")
     assert (out / "calibration.json").exists() is (if_worse == "keep")
     assert (out / "labels.jsonl").exists() is (if_worse == "keep")
-    assert json.loads((out / "metrics.json").read_text())["applied"] is (if_worse == "keep")
 
 
 def test_model_card_says_when_no_calibration_is_applied(xs_files, model_dir: Path) -> None:
-    from rich.console import Console
-
-    from tinyjudge.calibrate._cli import calibrate_model
+    from tinyjudge.calibrate import calibrate_model, save_model_calibration
 
     items_path, labels_path = xs_files
     (model_dir / "calibration.json").write_text("{}")  # a stale one must not survive
-    got = calibrate_model(
-        model_dir, items_path, [labels_path], human="human:final", method="isotonic",
-        group_by="metadata.prompt_id", n_boot=20, console=Console(record=True),
+    done = calibrate_model(
+        load_model(model_dir, calibrated=False), read_items(items_path), read_labels(labels_path),
+        human="human:final", method="isotonic", group_by="metadata.prompt_id", n_boot=20,
     )  # fmt: skip
+    save_model_calibration(done, model_dir, human="human:final", group_by="metadata.prompt_id")
+    got = done.summary()
     card = (model_dir / "README.md").read_text()
     assert "Every method on the same folds: identity NLL" in card
     if got["applied"]:

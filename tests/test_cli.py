@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import inspect
 import os
 import shutil
 import subprocess
@@ -13,7 +12,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tinyjudge.cli import app
 from tinyjudge.datasets.jsonl import count_lines, read_items, read_labels
 
 VERBS = ["import", "judge", "distill", "calibrate", "score", "audit", "estimate", "serve", "demo"]
@@ -49,25 +47,6 @@ def test_help_lists_every_verb() -> None:
     assert proc.returncode == 0
     for verb in VERBS:
         assert f" {verb} " in proc.stdout, f"{verb} missing from --help"
-
-
-def _stub_verbs() -> list[str]:
-    """Verbs whose command takes no parameters: the not-yet-built stubs."""
-    out = []
-    for cmd in app.registered_commands:
-        name = cmd.name or cmd.callback.__name__
-        if not inspect.signature(cmd.callback).parameters:
-            out.append(name)
-    return out
-
-
-def test_unbuilt_verbs_say_so_and_exit_2() -> None:
-    stubs = _stub_verbs()
-    if not stubs:
-        pytest.skip("every verb is built")
-    for verb in stubs:
-        line = _one_error_line(run(verb))
-        assert f"`tinyjudge {verb}` is not built yet" in line
 
 
 def _bad_copy(xstest_sample: Path, tmp_path: Path) -> tuple[Path, int]:

@@ -86,7 +86,8 @@ def run_demo(
     """
     from tinyjudge.audit.estimate import estimate_rates
     from tinyjudge.audit.report import build_report, write_report
-    from tinyjudge.calibrate._cli import calibrate_model
+    from tinyjudge.calibrate import calibrate_model, save_model_calibration
+    from tinyjudge.commands.calibrate import show_model_calibration
     from tinyjudge.datasets.importers import run_import
     from tinyjudge.datasets.jsonl import write_jsonl
     from tinyjudge.distill import distill, load_model
@@ -150,16 +151,17 @@ def run_demo(
 
     with _stage(console, "4. calibrate on people's labels (calibration prompts)", timings):
         calib_items = [it for it in items if split[it.id] == "calibration"]
-        write_jsonl(out_dir / "calibration_items.jsonl", calib_items)
-        calibration = calibrate_model(
-            model_dir,
-            out_dir / "calibration_items.jsonl",
-            [out_dir / "recorded_labels.jsonl"],
+        fitted = calibrate_model(
+            load_model(model_dir, calibrated=False),
+            calib_items,
+            recorded,
             human=HUMAN,
             method=CALIBRATION,
             group_by=GROUP,
-            console=console,
         )
+        save_model_calibration(fitted, model_dir, human=HUMAN, group_by=GROUP)
+        show_model_calibration(console, fitted, model_dir, HUMAN, model_dir)
+        calibration = fitted.summary()
 
     with _stage(console, "5. score every item with the calibrated reward model", timings):
         rm = load_model(model_dir)
@@ -217,10 +219,8 @@ def run_demo(
 
 def _quiet_transformers() -> None:
     """No per-load weight progress bars in the demo's output."""
-    try:
-        from transformers.utils import logging as hf_logging
-    except ImportError:  # pragma: no cover - transformers is a core dependency
-        return
+    from transformers.utils import logging as hf_logging
+
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
 

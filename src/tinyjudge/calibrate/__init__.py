@@ -5,6 +5,7 @@ probabilities (a judge's, a reward model's); metrics are pure functions of true
 class indices and probabilities. A fitted calibrator is saved as
 ``calibration.json`` inside a model directory (no pickle), and
 ``tinyjudge.distill.load_model`` applies it whenever the model is loaded.
+:func:`calibrate_model` and :func:`calibrate_source` work on records in memory.
 
 >>> import numpy as np
 >>> cal = TemperatureScaling().fit(np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]]), [0, 1, 1])
@@ -31,6 +32,16 @@ from tinyjudge.calibrate._data import (
     load_calibrator,
     probs_matrix,
     save_calibrator,
+)
+from tinyjudge.calibrate._fit import (
+    METRIC_NAMES,
+    Calibration,
+    SourceCalibration,
+    calibrate_model,
+    calibrate_source,
+    model_card_section,
+    save_model_calibration,
+    save_source_calibration,
 )
 from tinyjudge.calibrate._guard import IF_WORSE, MethodCheck, compare_methods
 from tinyjudge.calibrate._metrics import (
@@ -73,4 +84,12 @@ __all__ = [
     "compare_methods",
     "MethodCheck",
     "IF_WORSE",
+    "Calibration",
+    "SourceCalibration",
+    "calibrate_model",
+    "calibrate_source",
+    "save_model_calibration",
+    "save_source_calibration",
+    "model_card_section",
+    "METRIC_NAMES",
 ]

@@ -104,7 +104,9 @@ def check_model_dir(model_dir: str | Path, calibrated: bool = True) -> dict[str,
     if tier not in TIERS:
         raise TinyjudgeError(f"{meta_path}: unknown tier {tier!r}; tiers are {sorted(TIERS)}")
     if calibrated:
-        _calibrator(d)
+        from tinyjudge.calibrate import load_calibrator
+
+        load_calibrator(d)
     return meta
 
 
@@ -123,15 +125,8 @@ def load_model(model_dir: str | Path, calibrated: bool = True) -> RewardModel:
     meta = check_model_dir(d, calibrated=False)
     model = TIERS[meta["tier"]]._load(d, meta)
     if calibrated:
-        model.calibrator_ = _calibrator(d)
-    return model
-
-
-def _calibrator(model_dir: Path) -> Any:
-    # The calibrate stage comes later in the pipeline; without it (or without a
-    # calibration file) the model's own probabilities are used.
-    try:
         from tinyjudge.calibrate import load_calibrator
-    except ImportError:
-        return None
-    return load_calibrator(model_dir)
+
+        # Without a calibration file the model's own probabilities are used.
+        model.calibrator_ = load_calibrator(d)
+    return model

@@ -1,11 +1,13 @@
-"""``tinyjudge calibrate``: fit a calibrator on human labels, measure it honestly, save it.
+"""Fit a calibrator on human labels, measure it honestly (cross-fitted), save it.
 
-Two uses. With a model directory, the reward model's own probabilities on the
-human-labelled items are calibrated; ``calibration.json`` goes into the model
-directory (``load_model`` applies it from then on) and the model card gains
-before/after figures. With ``--source``, any label source that gives ``probs``
-(a judge, a classifier) is calibrated the same way, and its calibrated labels
-are written as a new source ``<source>+<method>``.
+Two uses. A reward model's own probabilities on the human-labelled items
+(:func:`calibrate_model`, then :func:`save_model_calibration` writes
+``calibration.json`` into a model directory, which ``load_model`` applies from
+then on, and adds before/after figures to the model card). Or any label source
+that gives ``probs`` (:func:`calibrate_source`): its calibrated labels become a
+new source ``<source>+<method>`` (:func:`save_source_calibration`). A method
+that makes held-out NLL or ECE worse than no calibration is not applied unless
+asked (``if_worse``).
 """
 
 from __future__ import annotations
@@ -13,13 +15,12 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
-from rich.console import Console
-from rich.table import Table
 
 from tinyjudge.calibrate._calibrators import BaseCalibrator, make_calibrator
 from tinyjudge.calibrate._crossfit import CrossFitResult
@@ -30,16 +31,91 @@ from tinyjudge.calibrate._plot import reliability_diagram
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label, index_labels
 
-__all__ = ["calibrate_command", "calibrate_model", "calibrate_source", "model_card_section"]
+__all__ = [
+    "Calibration",
+    "SourceCalibration",
+    "calibrate_model",
+    "calibrate_source",
+    "save_model_calibration",
+    "save_source_calibration",
+    "model_card_section",
+    "METRIC_NAMES",
+]
 
 START, END = "<!-- tinyjudge:calibration:start -->", "<!-- tinyjudge:calibration:end -->"
-NAMES = {
+METRIC_NAMES = {
     "ece": "ECE (equal-width)",
     "ece_mass": "ECE (equal-mass)",
     "mce": "MCE",
     "brier": "Brier score",
     "nll": "NLL",
 }
+
+
+class ProbabilisticModel(Protocol):
+    """What calibration needs of a reward model: its classes and its probabilities."""
+
+    classes_: Sequence[str]
+
+    def predict_proba(self, items: Sequence[Item]) -> np.ndarray: ...
+
+
+@dataclass
+class Calibration:
+    """A fitted calibrator and its honest (cross-fitted) before/after figures.
+
+    Attributes:
+        calibrator: fitted on every human-labelled item; None when the method made
+            held-out figures worse and ``if_worse`` was ``"identity"`` (none applied).
+        crossfit: held-out probabilities and metrics, each item measured by a
+            calibrator fitted without it.
+        check: the method against no calibration (and the other methods), held out.
+        n: items calibrated on.
+        unscored: human labels left out because they were unscored.
+        method: the calibrator's name.
+        warning: why the method was not applied (or was kept although worse); None if fine.
+    """
+
+    calibrator: BaseCalibrator | None
+    crossfit: CrossFitResult
+    check: MethodCheck
+    n: int
+    unscored: int
+    method: str
+    warning: str | None = None
+
+    @property
+    def applied(self) -> bool:
+        """Whether a calibrator is kept (and saved)."""
+        return self.calibrator is not None
+
+    def summary(self) -> dict[str, Any]:
+        """``n``, ``unscored``, ``method``, ``applied``, each metric before and after, the check."""
+        head = {"n": self.n, "unscored": self.unscored, "method": self.method}
+        return {**head, "applied": self.applied, **_summary(self.crossfit, self.check)}
+
+
+@dataclass
+class SourceCalibration(Calibration):
+    """A label source's calibration, with its labels recalibrated as ``<source>+<method>``."""
+
+    source: str = ""
+    human: str = ""
+    classes: list[str] = field(default_factory=list)
+    labels: list[Label] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """The figures written to ``metrics.json``."""
+        return {
+            "source": self.source,
+            "human": self.human,
+            "n": self.n,
+            "unscored": self.unscored,
+            "method": self.method,
+            "classes": self.classes,
+            "applied": self.applied,
+            **_summary(self.crossfit, self.check),
+        }
 
 
 def _human_targets(labels: Sequence[Label], human: str) -> tuple[dict[str, str], int]:
@@ -72,36 +148,32 @@ def _fit(
     n_boot: int,
     seed: int,
     if_worse: str = "identity",
-    console: Console | None = None,
-) -> tuple[BaseCalibrator | None, CrossFitResult, MethodCheck]:
+) -> tuple[BaseCalibrator | None, MethodCheck, str | None]:
     """Cross-fit for honest figures, then fit the calibrator to keep on every item.
 
     The calibrator is ``None`` when ``method`` makes held-out NLL or ECE worse than
-    no calibration and ``if_worse`` is ``"identity"`` (warned); ``"refuse"`` raises
-    instead, ``"keep"`` applies it anyway (warned).
+    no calibration and ``if_worse`` is ``"identity"`` (with a warning); ``"refuse"``
+    raises instead, ``"keep"`` applies it anyway (with a warning).
     """
     if if_worse not in IF_WORSE:
         raise TinyjudgeError(f"--if-worse {if_worse!r}: choose one of {', '.join(IF_WORSE)}")
     check = compare_methods(
         method, P, y, classes=classes, groups=groups, n_splits=n_splits, n_boot=n_boot, seed=seed
     )
+    warning = None
     if not check.ok:
         if if_worse == "refuse":
             raise TinyjudgeError(f"{check.message()}; --if-worse keep applies it anyway")
-        if console is not None:
-            keep = "kept anyway (--if-worse keep)" if if_worse == "keep" else "not applied"
-            console.print(f"[yellow]warning: {check.message()}; {keep}[/]")
+        keep = "kept anyway (--if-worse keep)" if if_worse == "keep" else "not applied"
+        warning = f"{check.message()}; {keep}"
         if if_worse == "identity":
-            return None, check.result, check
-    cal = make_calibrator(method, classes).fit(P, y)
-    return cal, check.result, check
+            return None, check, warning
+    return make_calibrator(method, classes).fit(P, y), check, warning
 
 
-def _save(
-    cal: BaseCalibrator | None, cf: CrossFitResult, out: Path, what: str, console: Console
-) -> None:
+def _save(cal: BaseCalibrator | None, cf: CrossFitResult, out: Path, title: str) -> None:
     """Write ``calibration.json`` (removed when ``cal`` is None: none is applied) and the
-    before/after reliability diagram; print the table."""
+    before/after reliability diagram."""
     out.mkdir(parents=True, exist_ok=True)
     if cal is not None:
         save_calibrator(cal, out)
@@ -111,9 +183,8 @@ def _save(
         cf.y,
         {"before": cf.before, f"after {cf.method} (held out)": cf.after},
         out / "calibration.png",
-        title=what,
+        title=title,
     )
-    _print(console, cf, f"{cf.method} calibration of {what}")
 
 
 def _summary(cf: CrossFitResult, check: MethodCheck | None = None) -> dict[str, Any]:
@@ -172,7 +243,7 @@ def model_card_section(
     for m in METRICS:
         b, a = cf.metrics_before[m], cf.metrics_after[m]
         lines.append(
-            f"| {NAMES[m]} | {b.estimate:.4f} [{b.low:.4f}, {b.high:.4f}] "
+            f"| {METRIC_NAMES[m]} | {b.estimate:.4f} [{b.low:.4f}, {b.high:.4f}] "
             f"| {a.estimate:.4f} [{a.low:.4f}, {a.high:.4f}] |"
         )
     if check is not None:
@@ -196,50 +267,49 @@ def _update_card(readme: Path, section: str) -> None:
     readme.write_text(text, encoding="utf-8")
 
 
-def _print(console: Console, cf: CrossFitResult, title: str) -> None:
-    table = Table(title=title)
-    for col in ("metric", "before", "after (held out)"):
-        table.add_column(col, justify="left" if col == "metric" else "right")
-    for m in METRICS:
-        b, a = cf.metrics_before[m], cf.metrics_after[m]
-        table.add_row(NAMES[m], f"{b.estimate:.4f}", f"{a.estimate:.4f}")
-    console.print(table)
-
-
 def calibrate_model(
-    model_dir: Path,
-    items_path: Path,
-    labels_paths: Sequence[Path],
+    model: ProbabilisticModel,
+    items: Sequence[Item],
+    human_labels: Sequence[Label],
     *,
     human: str,
     method: str = "temperature",
-    out_dir: Path | None = None,
     group_by: str | None = None,
     n_splits: int = 5,
     n_boot: int = 1000,
     seed: int = 0,
     if_worse: str = "identity",
-    console: Console | None = None,
-) -> dict[str, Any]:
-    """Calibrate a saved reward model against human labels; returns the before/after figures.
+    items_name: str = "the items given",
+) -> Calibration:
+    """Calibrate a reward model's probabilities against human labels.
 
-    ``if_worse`` says what happens when ``method`` makes held-out NLL or ECE worse
-    than no calibration: ``"identity"`` warns and applies none, ``"refuse"`` raises,
-    ``"keep"`` warns and applies it.
+    Args:
+        model: a reward model loaded uncalibrated (``load_model(dir, calibrated=False)``).
+        items: the items to calibrate on (those people labelled are used).
+        human_labels: labels of any sources; those of ``human`` are the targets.
+        human: the human source, e.g. ``human:final``.
+        method: ``temperature``, ``vector``, ``platt`` or ``isotonic``.
+        group_by: an item key that cross-fitting folds never split.
+        n_splits: cross-fitting folds.
+        n_boot: bootstrap resamples per interval.
+        seed: seed of the folds and the bootstrap.
+        if_worse: when ``method`` makes held-out NLL or ECE worse than no
+            calibration: ``"identity"`` applies none (with a warning), ``"refuse"``
+            raises, ``"keep"`` applies it (with a warning).
+        items_name: how errors name the items (a file, for the command line).
+
+    Raises:
+        TinyjudgeError: an unknown method, no labels from ``human``, none about
+            these items, a human label the model does not know, or a worse
+            method with ``if_worse="refuse"``.
     """
-    from tinyjudge.datasets.jsonl import read_items, read_labels
-    from tinyjudge.distill import load_model
-
-    console = console or Console()
     make_calibrator(method)  # an unknown method fails before any work
-    model = load_model(model_dir, calibrated=False)
-    labels = [lab for p in labels_paths for lab in read_labels(p)]
-    targets, unscored = _human_targets(labels, human)
-    items = {it.id: it for it in read_items(items_path)}
-    ids = [i for i in targets if i in items]
+    targets, unscored = _human_targets(human_labels, human)
+    by_id = {it.id: it for it in items}
+    ids = [i for i in targets if i in by_id]
     if not ids:
         raise TinyjudgeError(
-            f"none of the {len(targets)} {human} labels is about an item in {items_path}"
+            f"none of the {len(targets)} {human} labels is about an item in {items_name}"
         )
     classes = list(model.classes_)
     unknown = sorted({targets[i] for i in ids} - set(classes))
@@ -247,66 +317,80 @@ def calibrate_model(
         raise TinyjudgeError(
             f"{human} uses labels {unknown} that the model does not know: {classes}"
         )
-    P = model.predict_proba([items[i] for i in ids])
+    P = model.predict_proba([by_id[i] for i in ids])
     y = [targets[i] for i in ids]
-    cal, cf, check = _fit(
-        P, y, classes, _groups(ids, items, group_by), method, n_splits, n_boot, seed,
-        if_worse, console,
-    )  # fmt: skip
-    out = Path(out_dir) if out_dir is not None else Path(model_dir)
-    if out.resolve() != Path(model_dir).resolve():
+    groups = _groups(ids, by_id, group_by)
+    cal, check, warning = _fit(P, y, classes, groups, method, n_splits, n_boot, seed, if_worse)
+    return Calibration(cal, check.result, check, len(ids), unscored, method, warning)
+
+
+def save_model_calibration(
+    calibration: Calibration,
+    model_dir: Path,
+    out_dir: Path | None = None,
+    *,
+    human: str,
+    n_splits: int = 5,
+    group_by: str | None = None,
+) -> Path:
+    """Write ``calibration.json`` (or remove a stale one), ``calibration.png`` and the card.
+
+    Args:
+        calibration: from :func:`calibrate_model`.
+        model_dir: the model directory that was calibrated.
+        out_dir: where to write (default: ``model_dir`` itself); another folder
+            gets a copy of the model first and must be new or empty.
+        human: the human source (for the card).
+        n_splits: the folds used (for the card).
+        group_by: the grouping key used (for the card).
+
+    Returns:
+        The model directory written.
+
+    Raises:
+        TinyjudgeError: ``out_dir`` exists and is not empty.
+    """
+    model_dir = Path(model_dir)
+    out = Path(out_dir) if out_dir is not None else model_dir
+    if out.resolve() != model_dir.resolve():
         if out.exists() and any(out.iterdir()):
             raise TinyjudgeError(f"--out {out} exists and is not empty; choose a new folder")
         shutil.copytree(model_dir, out, dirs_exist_ok=True)
-    _save(cal, cf, out, f"{model_dir.name} against {human}", console)
+    c = calibration
+    _save(c.calibrator, c.crossfit, out, f"{model_dir.name} against {human}")
     section = model_card_section(
-        cf, human, n_splits, group_by, "calibration.png", check, applied=cal is not None
+        c.crossfit, human, n_splits, group_by, "calibration.png", c.check, applied=c.applied
     )
     _update_card(out / "README.md", section)
-    extra = f", {unscored} unscored {human} labels left out" if unscored else ""
-    wrote = f"wrote {out / CALIBRATION_FILE}" if cal is not None else "no calibration applied"
-    console.print(f"{len(ids)} items{extra}; {wrote}")
-    return {
-        "n": len(ids),
-        "unscored": unscored,
-        "method": method,
-        "applied": cal is not None,
-        **_summary(cf, check),
-    }
+    return out
 
 
 def calibrate_source(
-    labels_paths: Sequence[Path],
+    labels: Sequence[Label],
     *,
     source: str,
     human: str,
-    out_dir: Path,
     method: str = "temperature",
-    items_path: Path | None = None,
+    items: Sequence[Item] | None = None,
     group_by: str | None = None,
     n_splits: int = 5,
     n_boot: int = 1000,
     seed: int = 0,
     if_worse: str = "identity",
-    console: Console | None = None,
-) -> dict[str, Any]:
+) -> SourceCalibration:
     """Calibrate a label source's ``probs`` against human labels.
 
-    Writes ``OUT/calibration.json`` (fitted on every human-labelled item),
-    ``OUT/labels.jsonl`` with the source's labels recalibrated as source
-    ``<source>+<method>`` (items people labelled get their held-out, cross-fitted
-    probabilities, so an audit of the new source stays honest; the others get the
-    full calibrator's), ``OUT/metrics.json`` and ``OUT/calibration.png``. When the
-    method makes held-out NLL or ECE worse than none, ``if_worse`` decides as in
-    :func:`calibrate_model`; with ``"identity"`` only the figures and the plot are
-    written.
-    """
-    from tinyjudge.datasets.jsonl import read_items, write_jsonl
-    from tinyjudge.datasets.jsonl import read_labels as read
+    Items people labelled get their held-out, cross-fitted probabilities (so an
+    audit of the new source stays honest); the others get those of the
+    calibrator fitted on every human-labelled item. When the method makes
+    held-out NLL or ECE worse than none, ``if_worse`` decides as in
+    :func:`calibrate_model`; with none applied there are no new labels.
 
-    console = console or Console()
+    Raises:
+        TinyjudgeError: an unknown method or source, no item with both labels, or a
+            worse method with ``if_worse="refuse"``.
+    """
     make_calibrator(method)
-    labels = [lab for p in labels_paths for lab in read(p)]
     table = index_labels(labels)
     if source not in table:
         raise TinyjudgeError(f"no labels from source {source!r}; sources: {sorted(table)}")
@@ -318,88 +402,48 @@ def calibrate_source(
     ids = [i for i in mine if i in targets]
     if not ids:
         raise TinyjudgeError(f"no item has both a scored {source} label and a {human} label")
-    items = {it.id: it for it in read_items(items_path)} if items_path is not None else {}
+    by_id = {it.id: it for it in items} if items is not None else {}
     P = probs_matrix([mine[i] for i in ids], classes)
     y = [targets[i] for i in ids]
-    cal, cf, check = _fit(
-        P, y, classes, _groups(ids, items, group_by), method, n_splits, n_boot, seed,
-        if_worse, console,
-    )  # fmt: skip
-    summary = {
-        "source": source,
-        "human": human,
-        "n": len(ids),
-        "unscored": unscored,
-        "method": method,
-        "classes": classes,
-        "applied": cal is not None,
-        **_summary(cf, check),
-    }
-    out = Path(out_dir)
-    _save(cal, cf, out, f"{source} against {human}", console)
-    (out / "metrics.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    groups = _groups(ids, by_id, group_by)
+    cal, check, warning = _fit(P, y, classes, groups, method, n_splits, n_boot, seed, if_worse)
+    cf = check.result
+    done = SourceCalibration(
+        cal, cf, check, len(ids), unscored, method, warning, source, human, classes
+    )
     if cal is None:
-        (out / "labels.jsonl").unlink(missing_ok=True)
-        console.print(f"{len(ids)} items; no calibration applied; wrote {out}/metrics.json")
-        return summary
+        return done
     held_out = dict(zip(ids, cf.after, strict=True))
     rest = [i for i in mine if i not in held_out]
     if rest:
         P_rest = cal.predict_proba(probs_matrix([mine[i] for i in rest], classes))
         held_out.update(zip(rest, P_rest, strict=True))
     new_source = f"{source}+{method}"
-    out_labels = []
     for i, lab in table[source].items():
         if lab.status != "ok":
-            out_labels.append(lab.model_copy(update={"source": new_source}))
+            done.labels.append(lab.model_copy(update={"source": new_source}))
             continue
         row = np.asarray(held_out[i])
         probs = {c: float(p) for c, p in zip(classes, row, strict=True)}
         # the old score was a function of the old probs; it no longer holds
         update = {"source": new_source, "probs": probs, "label": classes[int(row.argmax())]}
-        out_labels.append(lab.model_copy(update=update | {"score": None}))
-    write_jsonl(out / "labels.jsonl", out_labels)
-    console.print(f"{len(ids)} items; wrote {out}/calibration.json, labels.jsonl ({new_source})")
-    return summary
+        done.labels.append(lab.model_copy(update=update | {"score": None}))
+    return done
 
 
-def calibrate_command(
-    paths: Sequence[Path],
-    *,
-    human: str,
-    method: str,
-    out_dir: Path | None,
-    source: str | None,
-    items: Path | None,
-    group_by: str | None,
-    n_splits: int,
-    n_boot: int,
-    seed: int,
-    console: Console,
-    if_worse: str = "identity",
-) -> dict[str, Any]:
-    """Dispatch ``tinyjudge calibrate`` to the model-directory or the label-source form."""
-    kw: dict[str, Any] = {
-        "if_worse": if_worse,
-        "method": method,
-        "group_by": group_by,
-        "n_splits": n_splits,
-        "n_boot": n_boot,
-        "seed": seed,
-        "console": console,
-    }
-    if source is not None:
-        if out_dir is None:
-            raise TinyjudgeError("--source needs --out DIR for the calibrated labels")
-        return calibrate_source(
-            paths, source=source, human=human, out_dir=out_dir, items_path=items, **kw
-        )
-    if len(paths) < 3:
-        raise TinyjudgeError(
-            "expected MODEL_DIR ITEMS LABELS... (or LABELS... --source SOURCE for a label "
-            f"source's probs), got {len(paths)} path(s)"
-        )
-    if items is not None:
-        raise TinyjudgeError("ITEMS is the second argument here; --items is for --source")
-    model_dir, items_path, *labels = paths
-    return calibrate_model(model_dir, items_path, labels, human=human, out_dir=out_dir, **kw)
+def save_source_calibration(calibration: SourceCalibration, out_dir: Path) -> Path:
+    """Write ``calibration.json``, ``calibration.png``, ``metrics.json`` and ``labels.jsonl``.
+
+    With no calibration applied, ``calibration.json`` and ``labels.jsonl`` are removed.
+    """
+    from tinyjudge.datasets.jsonl import write_jsonl
+
+    out = Path(out_dir)
+    c = calibration
+    _save(c.calibrator, c.crossfit, out, f"{c.source} against {c.human}")
+    (out / "metrics.json").write_text(json.dumps(c.summary(), indent=2) + "\n", encoding="utf-8")
+    if c.calibrator is None:
+        (out / "labels.jsonl").unlink(missing_ok=True)
+    else:
+        write_jsonl(out / "labels.jsonl", c.labels)
+    return out

@@ -1,21 +1,23 @@
-"""The ``tinyjudge estimate`` verb: read labels, estimate, print a table, write JSON."""
+"""``tinyjudge estimate``: read labels, estimate rates with PPI, print a table, write JSON."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import typer
 from rich import box
-from rich.console import Console
 from rich.table import Table
 
 from tinyjudge.errors import TinyjudgeError
 
-from ._labels import RateReport, estimate_rates
-from ._rates import METHODS, RateEstimate
+from ._io import out, read_label_files, resolve_rubric
 
-__all__ = ["estimate_command", "report_table"]
+if TYPE_CHECKING:
+    from tinyjudge.audit.estimate import RateEstimate, RateReport
+
+__all__ = ["command", "report_table"]
 
 
 def _pct(x: float) -> str:
@@ -61,34 +63,35 @@ def report_table(report: RateReport) -> Table:
     return table
 
 
-def estimate_command(
-    labels: Sequence[Path],
-    *,
-    items: Path | None,
-    cheap: str,
-    human: str,
-    rubric: str | None,
-    by: str | None,
-    compare: tuple[str, str] | None,
-    level: float,
-    method: str,
-    human_fraction: float | None,
-    seed: int,
-    json_out: Path | None,
-    console: Console,
-) -> RateReport:
-    """Run :func:`estimate_rates` on label files and print the outcome."""
-    from tinyjudge.datasets.jsonl import atomic_writer, read_items, read_labels
+def command(
+    labels: list[Path] = typer.Argument(..., help="labels JSONL file(s), any sources"),
+    items: Path = typer.Option(None, "--items", help="items JSONL (needed for --by)"),
+    cheap: str = typer.Option(..., "--cheap", help="the cheap source, e.g. judge:gpt-4"),
+    human: str = typer.Option(..., "--human", help="the human source, e.g. human:final"),
+    rubric: str = typer.Option(
+        None, "--rubric", help="name or YAML path; its `positive` labels are the behaviour"
+    ),
+    by: str = typer.Option(None, "--by", help="group key, e.g. metadata.answering_model"),
+    compare: tuple[str, str] | None = typer.Option(None, "--compare", help="groups A B"),
+    level: float = typer.Option(0.9, "--level", help="coverage of the intervals"),
+    method: str = typer.Option("ppi++", "--method", help="ppi++ | ppi | stratified"),
+    human_fraction: float = typer.Option(None, "--human-fraction", help="keep this share"),
+    seed: int = typer.Option(0, "--seed", help="seed of --human-fraction's draw"),
+    json_out: Path = typer.Option(None, "--json", help="also write the figures as JSON"),
+) -> None:
+    """Estimate behaviour rates from cheap labels plus a few human ones (PPI)."""
+    from tinyjudge.audit.estimate import METHODS, estimate_rates
+    from tinyjudge.datasets.jsonl import atomic_writer, read_items
 
     if method not in METHODS:
         raise TinyjudgeError(f"unknown method {method!r}; choose one of {list(METHODS)}")
-    records = [lab for path in labels for lab in read_labels(path)]
+    records = read_label_files(labels)
     report = estimate_rates(
         records,
         read_items(items) if items is not None else None,
         cheap=cheap,
         human=human,
-        rubric=rubric,
+        rubric=resolve_rubric(rubric) if rubric is not None else None,
         by=by,
         compare=compare,
         level=level,
@@ -96,7 +99,7 @@ def estimate_command(
         human_fraction=human_fraction,
         seed=seed,
     )
-    console.print(report_table(report))
+    out.print(report_table(report))
     c = report.counts
     left = [
         f"{c[k]} {what}"
@@ -110,13 +113,13 @@ def estimate_command(
         if c.get(k)
     ]
     if left:
-        console.print("left out: " + "; ".join(left), markup=False)
+        out.print("left out: " + "; ".join(left), markup=False)
     if report.held_back:
         shown = ", ".join(f"{g} {_pct(v)}" for g, v in report.held_back.items())
-        console.print(f"rate from all {human} labels (held back): {shown}", markup=False)
+        out.print(f"rate from all {human} labels (held back): {shown}", markup=False)
     if report.comparison is not None and report.compare is not None:
         d, a, b = report.comparison, *report.compare
-        console.print(
+        out.print(
             f"{a} - {b}: {100 * d.estimate.estimate:+.1f} points, {method} {level:.0%} CI "
             f"[{100 * d.estimate.ci[0]:+.1f}, {100 * d.estimate.ci[1]:+.1f}]; human-only "
             f"{100 * d.human_only.estimate:+.1f} [{100 * d.human_only.ci[0]:+.1f}, "
@@ -126,5 +129,4 @@ def estimate_command(
     if json_out is not None:
         with atomic_writer(json_out) as fh:
             json.dump(report.to_dict(), fh, indent=2)
-        console.print(f"figures -> {json_out}", markup=False)
-    return report
+        out.print(f"figures -> {json_out}", markup=False)

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
-from rich.console import Console
+import typer
 from rich.table import Table
 
 from tinyjudge.errors import TinyjudgeError
 
-__all__ = ["audit_command"]
+from ._io import out, read_label_files, resolve_rubric_filter
+
+__all__ = ["command"]
 
 
 def _fmt(x: float | None, ci: list[float | None] | None = None) -> str:
@@ -21,28 +22,35 @@ def _fmt(x: float | None, ci: list[float | None] | None = None) -> str:
     return f"{x:.3f}"
 
 
-def audit_command(
-    labels: Sequence[Path],
-    *,
-    items: Path | None,
-    reference: str,
-    group_by: str | None,
-    slice_by: Sequence[str],
-    report: Path | None,
-    json_out: Path | None,
-    rubric: str | None,
-    order: str | None,
-    n_boot: int,
-    seed: int,
-    console: Console,
+def command(
+    labels: list[Path] = typer.Argument(..., help="labels JSONL file(s), any sources"),
+    items: Path = typer.Option(None, "--items", help="items JSONL (for --group-by/--slice-by)"),
+    reference: str = typer.Option(..., "--reference", help="the source taken as truth"),
+    group_by: str = typer.Option(
+        None, "--group-by", help="cluster the CIs by this item key, e.g. metadata.prompt_id"
+    ),
+    slice_by: list[str] = typer.Option(
+        [], "--slice-by", help="break agreement down by this item key (repeatable)"
+    ),
+    report: Path = typer.Option(None, "--report", help="write the HTML report here"),
+    json_out: Path = typer.Option(None, "--json", help="write the figures as JSON here"),
+    rubric: str = typer.Option(
+        None, "--rubric", help="only labels under this rubric (id, name or YAML path)"
+    ),
+    order: str = typer.Option(
+        None, "--order", help="label scale, comma-separated: adds weighted kappa, ordinal alpha"
+    ),
+    n_boot: int = typer.Option(1000, "--n-boot", help="bootstrap resamples per interval"),
+    seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
 ) -> None:
-    """Build the audit report from label files and write the HTML and/or JSON."""
+    """Agreement, bias probes and an HTML report for any label sources."""
     from tinyjudge.audit.report import build_report, write_report
-    from tinyjudge.datasets.jsonl import read_items, read_labels
+    from tinyjudge.datasets.jsonl import read_items
 
     if report is None and json_out is None:
         raise TinyjudgeError("nothing to write: pass --report OUT.html and/or --json OUT.json")
-    all_labels = [lab for path in labels for lab in read_labels(path)]
+    rubric_id, _ = resolve_rubric_filter(rubric)
+    all_labels = read_label_files(labels)
     item_list = read_items(items) if items is not None else None
     scale = [s.strip() for s in order.split(",") if s.strip()] if order else None
     result = build_report(
@@ -51,7 +59,7 @@ def audit_command(
         reference=reference,
         group_by=group_by,
         slice_by=list(slice_by),
-        rubric=rubric,
+        rubric=rubric_id,
         order=scale,
         n_boot=n_boot,
         seed=seed,
@@ -68,7 +76,7 @@ def audit_command(
                 r["b"], str(r["n"]), str(r["unscored"]), _fmt(r["accuracy"]),
                 _fmt(r["kappa"], r["kappa_ci"]), _fmt(r["alpha"]),
             )  # fmt: skip
-    console.print(table)
+    out.print(table)
     for path in (report, json_out):
         if path is not None:
-            console.print(f"wrote {path}")
+            out.print(f"wrote {path}")

@@ -1,0 +1,7 @@
+"""The command line's verbs, one module each (``tinyjudge.cli`` is their table).
+
+A verb reads the paths it is given, resolves the rubric once
+(:func:`~tinyjudge.commands._io.resolve_rubric`: a built-in name or a YAML
+path), calls the stage libraries on records in memory, and prints. Nothing
+below this layer prints to the terminal or parses command-line options.
+"""

@@ -1,0 +1,68 @@
+"""What every verb shares: the two consoles, the one-line failure, the rubric and label files.
+
+A verb reads its paths, resolves the rubric once (a built-in name or a YAML
+path, wherever a rubric is named) and hands in-memory records to the stage
+libraries; only this layer prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from tinyjudge.records import Label
+from tinyjudge.rubric import Rubric, list_rubrics, load_rubric
+
+__all__ = ["out", "err", "fail", "resolve_rubric", "resolve_rubric_filter", "read_label_files"]
+
+err = Console(stderr=True, highlight=False)
+out = Console(highlight=False)
+
+
+def fail(message: str) -> NoReturn:
+    """Print one error line and exit 2."""
+    err.print(f"[bold red]error:[/] {escape(message)}", markup=True, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def resolve_rubric(name_or_path: str | Path) -> Rubric:
+    """The rubric a user named: a built-in name or a path to a YAML file.
+
+    Raises:
+        TinyjudgeError: no such rubric, or the file is not a valid rubric.
+    """
+    return load_rubric(name_or_path)
+
+
+def resolve_rubric_filter(value: str | None) -> tuple[str | None, Rubric | None]:
+    """A ``--rubric`` that selects labels: the rubric id, and the rubric when one can be read.
+
+    A built-in name or a YAML path gives the rubric (so its labels and ``positive``
+    travel with it); any other bare id still selects the labels written under it.
+
+    Raises:
+        TinyjudgeError: a YAML path that is missing or not a valid rubric.
+    """
+    if value is None:
+        return None, None
+    p = Path(value)
+    if p.suffix in {".yaml", ".yml"} or p.is_file() or value in list_rubrics():
+        rub = resolve_rubric(value)
+        return rub.id, rub
+    return value, None
+
+
+def read_label_files(paths: Sequence[Path]) -> list[Label]:
+    """Every label of every file, in order.
+
+    Raises:
+        TinyjudgeError: a file is missing or holds a bad line (``file:line``).
+    """
+    from tinyjudge.datasets.jsonl import read_labels
+
+    return [lab for path in paths for lab in read_labels(path)]

@@ -1,0 +1,136 @@
+"""``tinyjudge calibrate``: a reward model's, or a label source's, probabilities against people."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from tinyjudge.errors import TinyjudgeError
+
+from ._io import out, read_label_files
+
+if TYPE_CHECKING:
+    from tinyjudge.calibrate import Calibration, CrossFitResult
+
+__all__ = ["command", "calibration_table", "show_model_calibration"]
+
+
+def calibration_table(cf: CrossFitResult, title: str) -> Table:
+    """Each metric before and after calibration (held out)."""
+    from tinyjudge.calibrate import METRIC_NAMES, METRICS
+
+    table = Table(title=title)
+    for col in ("metric", "before", "after (held out)"):
+        table.add_column(col, justify="left" if col == "metric" else "right")
+    for m in METRICS:
+        b, a = cf.metrics_before[m], cf.metrics_after[m]
+        table.add_row(METRIC_NAMES[m], f"{b.estimate:.4f}", f"{a.estimate:.4f}")
+    return table
+
+
+def _warn(console: Console, done: Calibration) -> None:
+    if done.warning:
+        console.print(f"[yellow]warning: {escape(done.warning)}[/]")
+
+
+def show_model_calibration(
+    console: Console, done: Calibration, model_dir: Path, human: str, out_dir: Path
+) -> None:
+    """The warning (if any), the table and the one-line outcome of calibrating a model."""
+    _warn(console, done)
+    title = f"{done.method} calibration of {model_dir.name} against {human}"
+    console.print(calibration_table(done.crossfit, title))
+    extra = f", {done.unscored} unscored {human} labels left out" if done.unscored else ""
+    wrote = f"wrote {out_dir / 'calibration.json'}" if done.applied else "no calibration applied"
+    console.print(f"{done.n} items{extra}; {wrote}")
+
+
+def command(
+    paths: list[Path] = typer.Argument(
+        ..., help="MODEL_DIR ITEMS LABELS... (or LABELS... with --source)"
+    ),
+    human: str = typer.Option(..., "--human", help="the human source, e.g. human:final"),
+    method: str = typer.Option(
+        "temperature", "--method", help="temperature, vector, platt or isotonic"
+    ),
+    out_dir: Path = typer.Option(
+        None, "--out", help="model dir to write (default: in place); with --source, a folder"
+    ),
+    source: str = typer.Option(
+        None, "--source", help="calibrate this label source's probs (e.g. judge:gpt-4)"
+    ),
+    items: Path = typer.Option(None, "--items", help="items JSONL, for --group-by with --source"),
+    group_by: str = typer.Option(
+        None, "--group-by", help="cross-fitting never splits this item key, e.g. metadata.prompt_id"
+    ),
+    n_splits: int = typer.Option(5, "--folds", help="cross-fitting folds"),
+    n_boot: int = typer.Option(1000, "--n-boot", help="bootstrap resamples per interval"),
+    seed: int = typer.Option(0, "--seed"),
+    if_worse: str = typer.Option(
+        "identity",
+        "--if-worse",
+        help="when the method makes held-out NLL or ECE worse than none: identity "
+        "(apply none), refuse (exit 2) or keep",
+    ),
+) -> None:
+    """Calibrate a reward model's probabilities against human labels.
+
+    With a model directory, ``calibration.json`` goes into it (``load_model``
+    applies it from then on) and the model card gains before/after figures.
+    With ``--source``, any label source that gives ``probs`` is calibrated the
+    same way and its labels are written as a new source ``<source>+<method>``.
+    """
+    from tinyjudge.calibrate import (
+        calibrate_model,
+        calibrate_source,
+        make_calibrator,
+        save_model_calibration,
+        save_source_calibration,
+    )
+    from tinyjudge.datasets.jsonl import read_items
+
+    fit = {"method": method, "group_by": group_by, "n_splits": n_splits, "n_boot": n_boot}
+    fit |= {"seed": seed, "if_worse": if_worse}
+    if source is not None:
+        if out_dir is None:
+            raise TinyjudgeError("--source needs --out DIR for the calibrated labels")
+        make_calibrator(method)
+        labels = read_label_files(paths)
+        item_list = read_items(items) if items is not None else None
+        done = calibrate_source(labels, source=source, human=human, items=item_list, **fit)
+        save_source_calibration(done, out_dir)
+        _warn(out, done)
+        title = f"{method} calibration of {source} against {human}"
+        out.print(calibration_table(done.crossfit, title))
+        if not done.applied:
+            out.print(f"{done.n} items; no calibration applied; wrote {out_dir}/metrics.json")
+            return
+        out.print(
+            f"{done.n} items; wrote {out_dir}/calibration.json, labels.jsonl ({source}+{method})"
+        )
+        return
+    if len(paths) < 3:
+        raise TinyjudgeError(
+            "expected MODEL_DIR ITEMS LABELS... (or LABELS... --source SOURCE for a label "
+            f"source's probs), got {len(paths)} path(s)"
+        )
+    if items is not None:
+        raise TinyjudgeError("ITEMS is the second argument here; --items is for --source")
+    from tinyjudge.distill import load_model
+
+    model_dir, items_path, *label_paths = paths
+    make_calibrator(method)  # an unknown method fails before any work
+    model = load_model(model_dir, calibrated=False)
+    labels = read_label_files(label_paths)
+    done_model = calibrate_model(
+        model, read_items(items_path), labels, human=human, items_name=str(items_path), **fit,
+    )  # fmt: skip
+    written = save_model_calibration(
+        done_model, model_dir, out_dir, human=human, n_splits=n_splits, group_by=group_by
+    )
+    show_model_calibration(out, done_model, model_dir, human, written)

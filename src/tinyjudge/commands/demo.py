@@ -1,0 +1,22 @@
+"""``tinyjudge demo``: the whole loop on the bundled XSTest sample."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ._io import out
+
+__all__ = ["command"]
+
+
+def command(
+    data: Path = typer.Option(None, help="XSTest-shaped folder (default: the bundled sample)"),
+    out_dir: Path = typer.Option(Path("runs/demo"), "--out", help="where the demo writes"),
+    tier: str = typer.Option("probe", help="reward-model tier: linear, probe or encoder"),
+) -> None:
+    """Run the whole loop on the bundled XSTest sample."""
+    from tinyjudge.demo import run_demo
+
+    run_demo(data, out_dir, console=out, tier=tier)

@@ -1,0 +1,61 @@
+"""``tinyjudge distill``: a source's labels into a small reward model directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ._io import err, out, resolve_rubric
+
+__all__ = ["command"]
+
+
+def command(
+    items: Path = typer.Argument(..., help="items.jsonl"),
+    labels: Path = typer.Argument(..., help="labels.jsonl (any sources; --source picks one)"),
+    source: str = typer.Option(..., "--source", help="the teacher, e.g. judge:gpt-4"),
+    rubric: str = typer.Option(..., "--rubric", help="rubric name or .yaml path"),
+    tier: str = typer.Option("linear", "--tier", help="linear | probe | encoder"),
+    group_by: str = typer.Option(None, "--group-by", help="split key, e.g. metadata.prompt_id"),
+    val_fraction: float = typer.Option(0.2, "--val-fraction", help="share held out"),
+    name: str = typer.Option(None, "--name", help="model name (labels get rm:<name>)"),
+    param: list[str] = typer.Option([], "--param", help="tier option KEY=VALUE, repeatable"),
+    out_dir: Path = typer.Option(..., "--out", help="model directory to write"),
+) -> None:
+    """Distill a source's labels into a small reward model."""
+    import logging
+
+    from rich.logging import RichHandler
+
+    from tinyjudge.datasets.jsonl import read_items, read_labels
+    from tinyjudge.distill import distill, parse_params
+
+    # Training progress (epochs, loss) is logged by the encoder tier; show it live.
+    progress_log = logging.getLogger("tinyjudge.distill")
+    progress_log.setLevel(logging.INFO)
+    progress_log.addHandler(RichHandler(console=err, show_path=False, show_time=False))
+    item_list, label_list = read_items(items), read_labels(labels)
+    rub = resolve_rubric(rubric)
+    with err.status(f"distilling {source} into a {tier} model..."):
+        result = distill(
+            item_list,
+            label_list,
+            source,
+            rub,
+            tier=tier,
+            group_by=group_by,
+            val_fraction=val_fraction,
+            name=name,
+            **parse_params(param),
+        )
+        result.model.save(out_dir)
+    v = result.validation
+    out.print(
+        f"{result.model.name} ({tier}): trained on {result.n_train}, validated on {result.n_val}"
+        f" ({result.n_unscored} unscored labels left out) -> {out_dir}"
+    )
+    out.print(
+        f"  agreement with {source}: accuracy {v['accuracy']:.3f}, "
+        f"Cohen's kappa {v['cohen_kappa']:.3f}"
+    )

@@ -1,0 +1,35 @@
+"""``tinyjudge export``: an encoder-tier reward model to ONNX, checked against torch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ._io import fail, out
+
+__all__ = ["command"]
+
+
+def command(
+    model_dir: Path = typer.Argument(..., help="an encoder-tier model directory"),
+    onnx: bool = typer.Option(False, "--onnx", help="write MODEL_DIR/model.onnx"),
+    int8: bool = typer.Option(False, "--int8", help="also write a dynamic-int8 model_int8.onnx"),
+) -> None:
+    """Export an encoder-tier reward model (ONNX, checked against torch)."""
+    from tinyjudge.distill import export_onnx
+
+    if not onnx:
+        fail("choose a format: --onnx")
+    report = export_onnx(model_dir, int8=int8)
+    out.print(
+        f"{report.path}: max |logit difference| vs torch {report.max_abs_diff:.2e} "
+        f"on {report.n_checked} items",
+        soft_wrap=True,
+    )
+    if report.int8_path is not None:
+        out.print(
+            f"{report.int8_path}: dynamic int8, max |logit difference| "
+            f"{report.int8_max_abs_diff:.2e}",
+            soft_wrap=True,
+        )

@@ -1,0 +1,54 @@
+"""``tinyjudge import``: a public labelled set into items.jsonl and labels.jsonl."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from tinyjudge.errors import TinyjudgeError
+
+from ._io import err, fail, out
+
+__all__ = ["command"]
+
+
+def command(
+    name: str = typer.Argument(..., help="dataset: xstest, in3, llmbar, pandalm, ..."),
+    src: Path = typer.Argument(..., help="folder laid out like the original release"),
+    out_dir: Path = typer.Option(..., "--out", help="writes OUT/items.jsonl and OUT/labels.jsonl"),
+    skip_bad: bool = typer.Option(False, "--skip-bad", help="report bad rows and go on"),
+) -> None:
+    """Import a public labelled set into items.jsonl and labels.jsonl.
+
+    Without --skip-bad the import stops at the first bad record, exits 2 and
+    keeps what it read before it; with --skip-bad it reports each bad record
+    and imports the rest.
+    """
+    from tinyjudge.datasets.importers import ImportStopped, run_import
+    from tinyjudge.datasets.jsonl import write_jsonl
+
+    if out_dir.exists() and not out_dir.is_dir():
+        raise TinyjudgeError(f"--out {out_dir} is a file; give a folder to write into")
+    items_path, labels_path = out_dir / "items.jsonl", out_dir / "labels.jsonl"
+    try:
+        result = run_import(name, src, skip_bad=skip_bad)
+    except ImportStopped as stop:
+        n_items = write_jsonl(items_path, stop.kept.items)
+        n_labels = write_jsonl(labels_path, stop.kept.labels)
+        fail(
+            f"{stop}; kept the {n_items} items and {n_labels} labels read before it in "
+            f"{items_path} and {labels_path}; fix that record, or rerun with --skip-bad "
+            "to import the rest"
+        )
+    n_items = write_jsonl(items_path, result.items)
+    n_labels = write_jsonl(labels_path, result.labels)
+    out.print(f"{name}: {n_items} items, {n_labels} labels -> {out_dir}", markup=False)
+    for source, n in result.sources().items():
+        unscored = sum(1 for lab in result.labels if lab.source == source and lab.status != "ok")
+        extra = f" ({unscored} unscored)" if unscored else ""
+        out.print(f"  {source:<32} {n:>6}{extra}", markup=False)
+    for bad in result.bad:
+        err.print(f"skipped: {bad}", markup=False, soft_wrap=True)
+    if result.bad:
+        err.print(f"{len(result.bad)} bad records skipped (listed above)", markup=False)

@@ -1,0 +1,94 @@
+"""``tinyjudge judge``: judge items with an LLM and write labels atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+from contextlib import ExitStack
+from pathlib import Path
+
+import typer
+
+from tinyjudge.errors import TinyjudgeError
+
+from ._io import err, out, resolve_rubric
+
+__all__ = ["command"]
+
+
+def command(
+    items: Path = typer.Argument(..., help="items JSONL"),
+    rubric: str = typer.Option(..., "--rubric", help="built-in rubric name or YAML path"),
+    out_path: Path = typer.Option(..., "--out", help="labels JSONL, written atomically"),
+    model: str = typer.Option(None, "--model", help="model name at the endpoint"),
+    base_url: str = typer.Option(None, "--base-url", help="OpenAI-compatible URL (.../v1)"),
+    samples: int = typer.Option(1, "--samples", help="completions per item (self-consistency)"),
+    temperature: float = typer.Option(0.0, "--temperature"),
+    concurrency: int = typer.Option(8, "--concurrency", help="items in flight at once"),
+    max_retries: int = typer.Option(4, "--max-retries"),
+    timeout: float = typer.Option(60.0, "--timeout", help="seconds per HTTP request"),
+    cache: Path = typer.Option(None, "--cache", help="SQLite cache (default: OUT.cache.sqlite)"),
+    no_cache: bool = typer.Option(False, "--no-cache", help="no cache, no resume"),
+    replay: Path = typer.Option(None, "--replay", help="answer from recorded labels (no key)"),
+    replay_source: str = typer.Option("judge:gpt-4", "--replay-source"),
+    price_in: float = typer.Option(None, "--price-in", help="USD per 1M input tokens"),
+    price_out: float = typer.Option(None, "--price-out", help="USD per 1M output tokens"),
+    api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="env var of the key"),
+    summary: Path = typer.Option(None, "--summary", help="also write the run summary as JSON"),
+    progress: bool = typer.Option(True, "--progress/--no-progress"),
+) -> None:
+    """Judge items with an LLM over any OpenAI-compatible endpoint.
+
+    The cache defaults to ``OUT.cache.sqlite`` so that running the same
+    command again resumes: finished judgments are read back, not re-asked.
+    """
+    from tinyjudge.datasets.jsonl import atomic_writer, read_items, write_jsonl
+    from tinyjudge.judge import Judge, replay_server
+
+    item_list = read_items(items)
+    if not item_list:
+        raise TinyjudgeError(f"{items}: no items")
+    if replay is None and not model:
+        raise TinyjudgeError("--model is required (or --replay LABELS.jsonl to replay a source)")
+    if replay is not None and base_url:
+        raise TinyjudgeError("give either --replay or --base-url, not both")
+    prices = None
+    if price_in is not None or price_out is not None:
+        prices = {"input": price_in or 0.0, "output": price_out or 0.0}
+    default_cache = out_path.with_name(out_path.name + ".cache.sqlite")
+    cache_path = None if no_cache else (cache or default_cache)
+    api_key = os.environ.get(api_key_env) or None
+    rub = resolve_rubric(rubric)
+    with ExitStack() as stack:
+        if replay is not None:
+            server = stack.enter_context(
+                replay_server(replay, replay_source, items=item_list, rubric=rub)
+            )
+            base_url = server.base_url
+            model = model or "replay-" + replay_source.split(":", 1)[-1]
+            api_key = "replay"
+        assert model is not None
+        judge = Judge(
+            rub,
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            samples=samples,
+            temperature=temperature,
+            concurrency=concurrency,
+            max_retries=max_retries,
+            timeout=timeout,
+            cache=cache_path,
+            prices=prices,
+        )
+        labels = judge.run(item_list, progress=err if progress else False)
+    write_jsonl(out_path, labels)
+    run = judge.summary
+    out.print(f"wrote {len(labels)} labels ({judge.source}) -> {out_path}")
+    if cache_path is not None:
+        out.print(f"cache: {cache_path}")
+    for line in run.lines():
+        out.print(line)
+    if summary is not None:
+        with atomic_writer(summary) as fh:
+            json.dump(run.as_dict(), fh, indent=2)

@@ -1,0 +1,49 @@
+"""``tinyjudge label``: label items in the browser, each answer saved at once."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from ._io import out, resolve_rubric
+
+__all__ = ["command"]
+
+
+def command(
+    items: Path = typer.Argument(..., help="items.jsonl to label"),
+    rubric: str = typer.Option(..., "--rubric", help="built-in rubric name or a .yaml path"),
+    labels: Path = typer.Option(..., "--labels", help="labels.jsonl: read, and answers added"),
+    reviewer: str = typer.Option(..., "--as", help="your name: labels get source human:NAME"),
+    host: str = typer.Option("127.0.0.1", help="bind address; anything but loopback needs --token"),
+    port: int = typer.Option(8765, help="TCP port (0: any free port)"),
+    select: str = typer.Option(
+        None, help="active|random|sequential (default: active when --cheap exists, else random)"
+    ),
+    budget: int = typer.Option(None, help="stop after this many labels"),
+    cheap: str = typer.Option(
+        None, help="judge:/rm: source for active selection (default: the first with scores)"
+    ),
+    token: str = typer.Option(
+        None, envvar="TINYJUDGE_LABEL_TOKEN", help="token to require (needed off loopback)"
+    ),
+) -> None:
+    """Label items in the browser; each answer is saved at once as human:NAME."""
+    from tinyjudge.label import check_token, create_app, open_session, serve
+    from tinyjudge.label.app import is_loopback
+
+    check_token(host, token)
+    rub = resolve_rubric(rubric)
+    session = open_session(items, rub, labels, reviewer, select, budget, cheap)  # type: ignore[arg-type]
+    done = len(session.my_answers())
+    how = session.selector.mode + (f" on {session.cheap_source}" if session.cheap_source else "")
+    out.print(f"{len(session.items)} items, {done} labelled by human:{reviewer}; order: {how}")
+    app_ = create_app(session, token=token, loopback=is_loopback(host))
+
+    def ready(url: str) -> None:
+        out.print(f"open {url}  (Ctrl+C stops; every answer is already saved)")
+        sys.stdout.flush()
+
+    serve(app_, host, port, token, on_ready=ready)

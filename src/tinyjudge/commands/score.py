@@ -1,0 +1,53 @@
+"""``tinyjudge score``: score items with a distilled reward model (here or on Ray)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ._io import err, out
+
+__all__ = ["command"]
+
+
+def command(
+    model_dir: Path = typer.Argument(..., help="a model directory from `tinyjudge distill`"),
+    items: Path = typer.Argument(..., help="items.jsonl"),
+    out_path: Path = typer.Option(..., "--out", help="labels.jsonl to write"),
+    batch_size: int = typer.Option(64, "--batch-size", min=1),
+    raw: bool = typer.Option(False, "--uncalibrated", help="ignore calibration.json"),
+    ray: str = typer.Option(
+        None,
+        "--ray",
+        metavar="ADDRESS",
+        help="score on Ray: 'local' starts one, 'auto' or "
+        "HOST:PORT joins a cluster (needs the ray extra)",
+    ),
+    actors: int = typer.Option(2, "--actors", min=1, help="Ray actors (one model each)"),
+) -> None:
+    """Score items with a distilled reward model."""
+    from rich.progress import Progress
+
+    from tinyjudge.datasets.jsonl import count_lines
+    from tinyjudge.distill import load_model, score_file
+
+    if ray is not None:
+        from tinyjudge.scale import score_file_on_ray
+
+        n = score_file_on_ray(
+            items,
+            model_dir,
+            out_path,
+            address=ray,
+            actors=actors,
+            batch_size=batch_size,
+            calibrated=not raw,
+        )
+        out.print(f"{n} labels scored on Ray ({ray}) -> {out_path}")
+        return
+    model = load_model(model_dir, calibrated=not raw)
+    with Progress(console=err, transient=True) as bar:
+        task = bar.add_task(f"scoring with {model.name}", total=count_lines(items))
+        n = score_file(model, items, out_path, batch_size, lambda k: bar.advance(task, k))
+    out.print(f"{n} labels (source {model.source}) -> {out_path}")

@@ -1,0 +1,36 @@
+"""``tinyjudge serve``: a reward model over HTTP for RL loops."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+
+from ._io import fail, out
+
+__all__ = ["command"]
+
+
+def command(
+    model_dir: Path = typer.Argument(..., help="a model directory from `tinyjudge distill`"),
+    host: str = typer.Option("127.0.0.1", help="bind address; anything but loopback needs --token"),
+    port: int = typer.Option(8000, help="TCP port"),
+    token: str = typer.Option(None, envvar="TINYJUDGE_TOKEN", help="bearer token to require"),
+    max_batch: int = typer.Option(64, help="most items per forward pass (1 turns batching off)"),
+    max_wait_ms: float = typer.Option(5.0, help="how long a forward pass waits for more items"),
+    max_body_mb: float = typer.Option(8.0, help="larger requests are refused with 413"),
+) -> None:
+    """Serve a reward model over HTTP for RL loops (POST /score, /get_reward)."""
+    # PyTorch's idle OpenMP threads sleep instead of spinning, leaving the cores to the
+    # HTTP work between batches. Set before any OpenMP runtime loads (scikit-learn's
+    # comes with the model code); the user's own setting wins.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    from tinyjudge.distill import load_model
+    from tinyjudge.serve import run_server
+
+    if max_batch < 1:
+        fail(f"--max-batch must be at least 1, got {max_batch}")
+    model = load_model(model_dir)
+    out.print(f"serving {model.name} on http://{host}:{port} (POST /score, /get_reward)")
+    run_server(model, host, port, token, max_batch, max_wait_ms, int(max_body_mb * (1 << 20)))
