@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tinyjudge.audit.estimate import estimate_rate, estimate_rates, select_for_labelling
 from tinyjudge.datasets.importers import run_import
+from tinyjudge.estimate import estimate_rate, estimate_rates, select_for_labelling
 
 RESULTS = Path(__file__).parent / "results" / "estimate_validity.json"
 WORLDS = {  # Beta(a, b) behaviour probability; cheap = logit shift + Gaussian logit noise

@@ -40,12 +40,13 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
 
 
 # The floors (docs/design.md): a module imports only from lower floors (or its own).
-# calibrate sits below distill: a model directory applies its saved calibrator on load.
+# calibrate sits below distill: a model directory applies its saved calibrator on load;
+# estimate below audit: the audit report carries PPI rates.
 STAGE = {
     "records": 0, "errors": 0, "rubric": 0, "datasets": 0, "_stats": 0, "_memory": 0, "_atomic": 0,
     "hints": 0,
-    "judge": 1, "calibrate": 2, "distill": 3, "audit": 4,
-    "serve": 5, "label": 5, "scale": 5, "integrations": 6, "commands": 6, "demo": 6, "cli": 7,
+    "judge": 1, "calibrate": 2, "distill": 3, "estimate": 4, "audit": 5,
+    "serve": 6, "label": 6, "scale": 6, "integrations": 7, "commands": 7, "demo": 7, "cli": 8,
 }  # fmt: skip
 
 

@@ -30,14 +30,13 @@ if TYPE_CHECKING:
         bootstrap_ci,
         build_report,
         cohen_kappa,
-        estimate_rate,
         krippendorff_alpha,
         write_report,
     )
-    from tinyjudge.audit.estimate import estimate_rates
     from tinyjudge.calibrate import TemperatureScaling, VectorScaling
     from tinyjudge.datasets.importers import run_import
     from tinyjudge.distill import distill, load_model
+    from tinyjudge.estimate import estimate_rate, estimate_rates
     from tinyjudge.judge import Judge
 
 __version__ = "0.1.0"
@@ -55,8 +54,8 @@ _LAZY = {
     "bootstrap_ci": "tinyjudge.audit",
     "build_report": "tinyjudge.audit",
     "write_report": "tinyjudge.audit",
-    "estimate_rate": "tinyjudge.audit",
-    "estimate_rates": "tinyjudge.audit.estimate",
+    "estimate_rate": "tinyjudge.estimate",
+    "estimate_rates": "tinyjudge.estimate",
 }
 
 __all__ = [

@@ -84,13 +84,13 @@ def run_demo(
         console: where progress and tables are printed.
         tier: the reward-model tier to distill (``probe`` by default).
     """
-    from tinyjudge.audit.estimate import estimate_rates
     from tinyjudge.audit.report import build_report, write_report
     from tinyjudge.calibrate import calibrate_model, save_model_calibration
     from tinyjudge.commands.calibrate import show_model_calibration
     from tinyjudge.datasets.importers import run_import
     from tinyjudge.datasets.jsonl import write_jsonl
     from tinyjudge.distill import distill, load_model
+    from tinyjudge.estimate import estimate_rates
     from tinyjudge.judge import Judge, replay_server
 
     console = console or Console()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tinyjudge.audit.estimate import estimate_rate, wilson_mean
+from tinyjudge.estimate import estimate_rate, wilson_mean
 from tinyjudge.label._progress import agreement, rate_estimate, verdicts
 from tinyjudge.records import Label
 from tinyjudge.rubric import load_rubric

@@ -1,4 +1,4 @@
-"""Audit: agreement between label sources, bias probes, PPI estimates, reports."""
+"""Audit: agreement between label sources, bias probes, reports (rates: ``tinyjudge.estimate``)."""
 
 from __future__ import annotations
 
@@ -22,14 +22,6 @@ from tinyjudge.audit.bias import (
     self_consistency,
     verbosity_bias,
 )
-from tinyjudge.audit.estimate import (
-    RateDifference,
-    RateEstimate,
-    compare_rates,
-    estimate_rate,
-    ppi_mean,
-    select_for_labelling,
-)
 from tinyjudge.audit.report import AuditReport, build_report, write_report
 
 __all__: list[str] = [
@@ -51,13 +43,6 @@ __all__: list[str] = [
     "self_consistency",
     "injection_flip_rate",
     "bias_report",
-    # estimate
-    "ppi_mean",
-    "estimate_rate",
-    "compare_rates",
-    "select_for_labelling",
-    "RateEstimate",
-    "RateDifference",
     # report
     "build_report",
     "write_report",

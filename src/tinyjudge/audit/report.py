@@ -247,10 +247,10 @@ def estimates_section(
 ) -> dict[str, Any]:
     """The rate of the rubric's behaviour from each cheap source plus the reference (PPI).
 
-    Uses :func:`tinyjudge.audit.estimate.estimate_rates`; a source it cannot use
+    Uses :func:`tinyjudge.estimate.estimate_rates`; a source it cannot use
     (no rubric with ``positive`` labels, too few reference labels) gets a note.
     """
-    from tinyjudge.audit.estimate import estimate_rates
+    from tinyjudge.estimate import estimate_rates
 
     out: dict[str, Any] = {"by": by, "level": level, "sources": {}, "notes": []}
     for source in cheap:

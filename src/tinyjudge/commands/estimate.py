@@ -15,7 +15,7 @@ from tinyjudge.errors import TinyjudgeError
 from ._io import out, read_label_files, resolve_rubric
 
 if TYPE_CHECKING:
-    from tinyjudge.audit.estimate import RateEstimate, RateReport
+    from tinyjudge.estimate import RateEstimate, RateReport
 
 __all__ = ["command", "report_table"]
 
@@ -80,8 +80,8 @@ def command(
     json_out: Path = typer.Option(None, "--json", help="also write the figures as JSON"),
 ) -> None:
     """Estimate behaviour rates from cheap labels plus a few human ones (PPI)."""
-    from tinyjudge.audit.estimate import METHODS, estimate_rates
     from tinyjudge.datasets.jsonl import atomic_writer, read_items
+    from tinyjudge.estimate import METHODS, estimate_rates
 
     if method not in METHODS:
         raise TinyjudgeError(f"unknown method {method!r}; choose one of {list(METHODS)}")

@@ -59,13 +59,13 @@ def rate_estimate(
 ) -> RateEstimate | None:
     """The rate of the rubric's positive labels from this reviewer's answers.
 
-    With a cheap score for every item this is :func:`tinyjudge.audit.estimate.estimate_rate`
+    With a cheap score for every item this is :func:`tinyjudge.estimate.estimate_rate`
     over all items: ``stratified`` when the items were chosen by active selection (the
     only estimate that stays unbiased then), ``ppi++`` for a random order. Without cheap
     scores it is the Wilson interval of the labels alone. None before two answers or
     when the rubric names no positive labels.
     """
-    from tinyjudge.audit.estimate import estimate_rate, wilson_mean
+    from tinyjudge.estimate import estimate_rate, wilson_mean
 
     if not rubric.positive:
         return None

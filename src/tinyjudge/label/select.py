@@ -1,6 +1,6 @@
 """Which item a reviewer labels next: in file order, in a random order, or actively.
 
-``active`` asks :func:`tinyjudge.audit.estimate.select_for_labelling` for the item
+``active`` asks :func:`tinyjudge.estimate.select_for_labelling` for the item
 whose human label shrinks the confidence interval of the behaviour rate fastest,
 given a cheap score (a judge's or a reward model's) for every item: stratified
 sampling on the cheap score, so the progress panel's rate uses the matching
@@ -146,7 +146,7 @@ class Selector:
             )
             first = next(i for i in order if self.item_ids[i] not in done)
             return self.item_ids[int(first)], "random"
-        from tinyjudge.audit.estimate import select_for_labelling
+        from tinyjudge.estimate import select_for_labelling
 
         assert self.cheap is not None
         labelled = np.array([item_id in done for item_id in self.item_ids], dtype=bool)

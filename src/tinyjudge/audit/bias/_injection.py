@@ -6,8 +6,8 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
-from tinyjudge.audit.estimate import wilson_mean
 from tinyjudge.errors import TinyjudgeError
+from tinyjudge.estimate import wilson_mean
 from tinyjudge.records import Item, Label, Message
 
 from ._common import Interval

@@ -12,7 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tinyjudge.audit.estimate import (
+from tinyjudge.datasets.jsonl import write_jsonl
+from tinyjudge.errors import TinyjudgeError
+from tinyjudge.estimate import (
     behaviour_value,
     cheap_strata,
     compare_rates,
@@ -27,8 +29,6 @@ from tinyjudge.audit.estimate import (
     wilson_mean,
     z_value,
 )
-from tinyjudge.datasets.jsonl import write_jsonl
-from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import load_rubric
 
