@@ -17,8 +17,15 @@ from ._prompt import build_messages, verdict_schema
 from ._runner import EndpointFailing, Judge, Summary
 from ._store import Store, cache_key
 from ._window import Shown, Windowed, estimate_tokens, is_tool_error, window_messages
-from .replay import load_replay_labels, replay_responder, replay_server
-from .server import Fault, LocalServer, Reply, Request
+from .replay import (
+    Fault,
+    LocalServer,
+    Reply,
+    Request,
+    load_replay_labels,
+    replay_responder,
+    replay_server,
+)
 
 __all__ = [
     "Judge",

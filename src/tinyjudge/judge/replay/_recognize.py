@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from tinyjudge.records import Item
 from tinyjudge.rubric import Rubric
 
-from ._prompt import fence_nonce, render_response
+from .._prompt import fence_nonce, render_response
 
 __all__ = ["ItemIndex"]
 

@@ -8,7 +8,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .server import Reply
+    from ._calls import Reply
 
 __all__ = ["tokenize", "completion_body"]
 

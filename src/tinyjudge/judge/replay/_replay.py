@@ -1,6 +1,6 @@
 """The replay backend: recorded judgments answered through the same OpenAI-compatible path.
 
-A responder for :class:`~tinyjudge.judge.server.LocalServer` that answers each
+A responder for :class:`~tinyjudge.judge.replay.LocalServer` that answers each
 request from a recorded label of the item its prompt shows (the server is given
 the items and rubric and recognises each item by its prompt's fence nonce; no
 item id travels over the wire), so the whole judge (prompt, HTTP, parsing, logprobs, cache,
@@ -20,8 +20,9 @@ from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
 
-from ._verdicts import SWAP
-from .server import Fault, LocalServer, Reply, Request, Responder
+from .._verdicts import SWAP
+from ._calls import Fault, Reply, Request, Responder
+from .server import LocalServer
 
 __all__ = ["replay_responder", "replay_server", "load_replay_labels"]
 

@@ -1,0 +1,29 @@
+"""Real local OpenAI-compatible servers for tests, benchmarks and the keyless demo.
+
+:class:`LocalServer` answers chat completions from a *responder* (a function of
+the :class:`Request` that returns a :class:`Reply` or a :class:`Fault`);
+:func:`replay_server` answers from recorded labels, so the whole judge path
+runs on a public set's recorded verdicts without a key. Given the items, a
+server recognises the item a prompt shows by its fence nonce (item ids never
+leave the machine). The judge's runner never imports this package.
+"""
+
+from __future__ import annotations
+
+from ._calls import Fault, Reply, Request, Responder
+from ._completion import completion_body, tokenize
+from ._replay import load_replay_labels, replay_responder, replay_server
+from .server import LocalServer
+
+__all__ = [
+    "LocalServer",
+    "Request",
+    "Reply",
+    "Fault",
+    "Responder",
+    "completion_body",
+    "tokenize",
+    "load_replay_labels",
+    "replay_responder",
+    "replay_server",
+]
