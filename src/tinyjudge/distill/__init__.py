@@ -20,7 +20,8 @@ from ._encoder import EncoderRM, bradley_terry, soft_ce
 from ._linear import LinearRM
 from ._load import TIERS, check_model_dir, load_model, make_model, parse_params
 from ._multi import fit_multi_rubric
-from ._onnx import ExportReport, export_onnx, ort_session
+from ._onnx import ExportReport, export_onnx
+from ._ort import ort_session
 from ._probe import ProbeRM
 from ._text import View, item_views
 

@@ -313,7 +313,7 @@ class EncoderRM(RewardModel):
     def _onnx_session(self) -> Any:
         sess = self.__dict__.get("_ort")
         if sess is None:
-            from ._onnx import ort_session
+            from ._ort import ort_session
 
             sess = self._ort = ort_session(self.model_dir_, int8=self.runtime == "onnx-int8")
         return sess

@@ -1,4 +1,4 @@
-"""ONNX export of the encoder tier, checked against torch, and ONNX Runtime sessions."""
+"""ONNX export of the encoder tier, checked against torch (sessions: ``_ort``)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,13 @@ import numpy as np
 from tinyjudge.errors import TinyjudgeError
 
 from ._base import META_FILE, file_sha256
+from ._encoder import encode_views
+from ._load import load_model
+from ._ort import ONNX_FILE, ONNX_INT8_FILE, ort_session
+from ._shapes import padded_batch
 from ._text import View
 
-__all__ = ["ExportReport", "export_onnx", "ort_session", "ONNX_FILE", "ONNX_INT8_FILE"]
-
-ONNX_FILE = "model.onnx"
-ONNX_INT8_FILE = "model_int8.onnx"
+__all__ = ["ExportReport", "export_onnx"]
 
 # Parity inputs of very different lengths, so padding and masking are exercised.
 _CHECK = [
@@ -41,22 +42,8 @@ class ExportReport(NamedTuple):
     int8_max_abs_diff: float | None = None
 
 
-def ort_session(model_dir: str | Path, int8: bool = False) -> Any:
-    """An ONNX Runtime CPU session for an exported model directory."""
-    import onnxruntime as ort
-
-    path = Path(model_dir) / (ONNX_INT8_FILE if int8 else ONNX_FILE)
-    if not path.is_file():
-        flag = "--onnx --int8" if int8 else "--onnx"
-        raise TinyjudgeError(f"{path}: not exported yet; run `tinyjudge export {model_dir} {flag}`")
-    return ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-
-
 def _inputs(model: Any) -> dict[str, np.ndarray]:
     """The parity check's feeds, padded exactly as scoring pads them."""
-    from ._encoder import encode_views
-    from ._shapes import padded_batch
-
     enc = encode_views(model.tokenizer_, _CHECK, model.max_length)
     return padded_batch(enc.ids, model.tokenizer_.pad_token_id or 0, enc.types)
 
@@ -74,8 +61,6 @@ def export_onnx(
     """
     import torch
     from transformers import AutoModelForSequenceClassification
-
-    from ._load import load_model
 
     d = Path(model_dir)
     model = load_model(d, calibrated=False)
