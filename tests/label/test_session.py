@@ -9,7 +9,6 @@ import pytest
 from tinyjudge.datasets.jsonl import write_jsonl
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.label import check_token, open_session
-from tinyjudge.label.app import is_loopback
 from tinyjudge.records import Item, Message
 
 
@@ -90,7 +89,6 @@ def test_token_rules(host, token, message):
      ("127.0.0.2", True), ("0.0.0.0", False), ("example.org", False), ("10.0.0.1", False)],
     ids=["v4", "name", "v6", "v6-bracketed", "v4-other", "any", "dns-name", "lan"],
 )  # fmt: skip
-def test_is_loopback(host, loopback):
-    assert is_loopback(host) is loopback
+def test_no_token_is_needed_on_loopback_only(host, loopback):
     if loopback:
         check_token(host, None)  # no token needed on this machine only

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from tinyjudge.records import Item
-from tinyjudge.serve import create_app, is_loopback, query_to_item
+from tinyjudge.serve import create_app, query_to_item
 
 from .conftest import running
 
@@ -160,19 +160,3 @@ def test_metrics_lump_unknown_paths_together(linear_model) -> None:
     assert codes == [401, 401, 401]
     assert 'tinyjudge_requests_total{path="other",code="401"} 3' in text
     assert "/probe/" not in text
-
-
-@pytest.mark.parametrize(
-    ("host", "loopback"),
-    [
-        ("127.0.0.1", True),
-        ("localhost", True),
-        ("::1", True),
-        ("0.0.0.0", False),
-        ("10.1.2.3", False),
-        ("example.org", False),
-    ],
-    ids=["v4", "name", "v6", "any", "private", "dns"],
-)
-def test_is_loopback(host: str, loopback: bool) -> None:
-    assert is_loopback(host) is loopback

@@ -31,8 +31,8 @@ def command(
     ),
 ) -> None:
     """Label items in the browser; each answer is saved at once as human:NAME."""
+    from tinyjudge._http import is_loopback
     from tinyjudge.label import check_token, create_app, open_session, serve
-    from tinyjudge.label.app import is_loopback
 
     check_token(host, token)
     rub = resolve_rubric(rubric)

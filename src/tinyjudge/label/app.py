@@ -11,8 +11,6 @@ Content-Security-Policy forbids inline scripts, a second wall behind the escapin
 
 from __future__ import annotations
 
-import ipaddress
-import secrets
 import socket
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,13 +18,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from tinyjudge._http import LOOPBACK_HOSTS, bearer_token, is_loopback, token_matches
 from tinyjudge.errors import TinyjudgeError
 
 from ._progress import verdicts
 from ._session import LabelSession
 from ._view import item_view
 
-__all__ = ["create_app", "serve", "is_loopback", "check_token"]
+__all__ = ["create_app", "serve", "check_token"]
 
 _HERE = Path(__file__).resolve().parent
 _STATIC = {"label.js": "text/javascript", "label.css": "text/css"}
@@ -35,18 +34,7 @@ _CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
-_LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
 MIN_TOKEN_CHARS = 16
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` only accepts connections from this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 class AnswerIn(BaseModel):
@@ -93,17 +81,14 @@ def create_app(session: LabelSession, token: str | None = None, loopback: bool =
         if token is None:
             return True
         given = request.cookies.get(_COOKIE) or request.query_params.get("token") or ""
-        auth = request.headers.get("authorization", "")
-        if auth.lower().startswith("bearer "):
-            given = auth[7:].strip()
-        return secrets.compare_digest(given.encode(), token.encode())
+        return token_matches(bearer_token(request.headers.get("authorization", "")) or given, token)
 
     @app.middleware("http")
     async def guard(request: Request, call_next: Callable[..., Any]) -> Response:
         host = (request.headers.get("host") or "").rsplit(":", 1)[0]
         if request.headers.get("host", "").startswith("["):
             host = request.headers["host"].split("]")[0] + "]"
-        if loopback and host not in _LOOPBACK_HOSTS:
+        if loopback and host not in LOOPBACK_HOSTS:
             return Response("bad Host header", status_code=400, media_type="text/plain")
         if request.method == "POST":
             origin = request.headers.get("origin")

@@ -7,9 +7,10 @@ and reward helpers it shares with ``tinyjudge.integrations`` do not, so
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 from typing import TYPE_CHECKING, Any
+
+from tinyjudge._http import is_loopback
 
 from ._batcher import MicroBatcher
 from ._rollouts import (
@@ -38,7 +39,6 @@ __all__ = [
     "parse_chat_text",
     "canonical",
     "CHAT_TEMPLATES",
-    "is_loopback",
 ]
 
 log = logging.getLogger("tinyjudge.serve")
@@ -50,16 +50,6 @@ def __getattr__(name: str) -> Any:
 
         return create_app
     raise AttributeError(f"module 'tinyjudge.serve' has no attribute {name!r}")
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` only accepts connections from this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def run_server(

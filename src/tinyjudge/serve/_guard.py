@@ -6,11 +6,12 @@ more per request than scoring a small model does.
 
 from __future__ import annotations
 
-import hmac
 import json
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+
+from tinyjudge._http import bearer_token, token_matches
 
 from ._metrics import Metrics
 
@@ -49,7 +50,7 @@ class Guard:
         self.app = app
         self.metrics = metrics
         self.paths = paths
-        self.expected = f"Bearer {token}".encode() if token else None
+        self.expected = token.encode() if token else None
         self.max_body = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -75,8 +76,8 @@ class Guard:
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(scope.get("headers") or [])
         if self.expected is not None and scope["path"] not in OPEN_PATHS:
-            given = headers.get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
+            given = bearer_token(headers.get(b"authorization", b""))
+            if not token_matches(given, self.expected):
                 await _reply(send, 401, "missing or wrong bearer token")
                 return
         declared = headers.get(b"content-length", b"")
