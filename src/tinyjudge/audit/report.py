@@ -225,14 +225,9 @@ def bias_section(labels: Sequence[Label], items: Sequence[Item] | None, **kw: An
     Position bias needs both-order pairwise labels, verbosity bias pairwise items,
     self-consistency repeated samples; sources without them get no probe.
     """
-    try:
-        from tinyjudge.audit import bias
-    except ImportError:
-        return {"note": "bias probes not available in this version (tinyjudge.audit.bias)"}
-    fn = getattr(bias, "bias_report", None)
-    if fn is None:
-        return {"note": "tinyjudge.audit.bias has no bias_report(); probes not run"}
-    return fn(labels, items, **kw)
+    from tinyjudge.audit.bias import bias_report
+
+    return bias_report(labels, items, **kw)
 
 
 def estimates_section(
