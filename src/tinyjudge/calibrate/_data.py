@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from tinyjudge._digest import MODEL_META_FILE, content_sha256
 from tinyjudge.calibrate._calibrators import CALIBRATORS, BaseCalibrator
 from tinyjudge.errors import DataError, TinyjudgeError
 from tinyjudge.records import Label
@@ -69,13 +70,17 @@ def save_calibrator(cal: BaseCalibrator, model_dir: str | os.PathLike[str]) -> P
     """
     if not hasattr(cal, "classes_"):
         raise TinyjudgeError("fit the calibrator before saving it")
-    state = {
+    state: dict[str, Any] = {
         "format": FORMAT,
         "method": cal.method,
         "classes": [c.item() if isinstance(c, np.generic) else c for c in cal.classes_],
         "eps": cal.eps,
         "params": cal.get_state(),
     }
+    model = _model_sha256(Path(model_dir))
+    if model is not None:
+        state["model"] = model  # the weights (and classes) it was fitted to
+    state["sha256"] = content_sha256(state)
     path = Path(model_dir) / CALIBRATION_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{CALIBRATION_FILE}.tmp")
@@ -87,16 +92,26 @@ def save_calibrator(cal: BaseCalibrator, model_dir: str | os.PathLike[str]) -> P
 def load_calibrator(model_dir: str | os.PathLike[str]) -> BaseCalibrator | None:
     """Read ``MODEL_DIR/calibration.json`` back into a fitted calibrator; None if absent.
 
+    In a model directory the calibration must have been fitted to that model:
+    its recorded model hash must be the one in ``tinyjudge.json`` (a model
+    re-distilled since has new weights, and the old calibration would bend its
+    probabilities wrongly). A calibration edited after it was written is refused.
+
     Raises:
-        DataError: the file exists but is not a calibration this version can read.
+        DataError: the file exists but is not a calibration this version can read,
+            was edited, or was fitted to another model.
     """
     path = Path(model_dir) / CALIBRATION_FILE
     if not path.exists():
         return None
     try:
-        state = json.loads(path.read_text(encoding="utf-8"))
+        state = json.loads(path.read_bytes().decode("utf-8"))
     except json.JSONDecodeError as e:
         raise DataError(str(path), e.lineno, f"malformed JSON ({e.msg})") from None
+    except UnicodeDecodeError as e:
+        raise DataError(str(path), None, f"not UTF-8 text (byte {e.start + 1})") from None
+    except (ValueError, RecursionError):  # a 5,000-digit number; nesting too deep
+        raise DataError(str(path), None, "malformed JSON (a number or nesting too large)") from None
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         got = state.get("format") if isinstance(state, dict) else type(state).__name__
         raise DataError(str(path), None, f'"format" is {got!r}, expected {FORMAT!r}')
@@ -106,8 +121,33 @@ def load_calibrator(model_dir: str | os.PathLike[str]) -> BaseCalibrator | None:
     classes = state.get("classes")
     if not isinstance(classes, list) or len(classes) < 2:
         raise DataError(str(path), None, '"classes" must list at least two class names')
-    cal = CALIBRATORS[method](classes=classes, eps=float(state.get("eps", 1e-6)))
     try:
-        return cal.set_state(state["params"], classes)
-    except (KeyError, TypeError, ValueError) as e:
-        raise DataError(str(path), None, f'bad "params" for {method}: {e!r}') from None
+        cal = CALIBRATORS[method](classes=classes, eps=float(state.get("eps", 1e-6)))
+        cal = cal.set_state(state["params"], classes)
+    except (KeyError, TypeError, ValueError, OverflowError) as e:
+        raise DataError(str(path), None, f'bad "params" for {method}: {e!r}'[:300]) from None
+    if state.get("sha256") != content_sha256(state):
+        raise DataError(
+            str(path), None,
+            "edited after it was written (its content hash differs): re-run calibrate",
+        )  # fmt: skip
+    model = _model_sha256(Path(model_dir))
+    if model is not None and state.get("model") != model:
+        raise DataError(
+            str(path), None,
+            "fitted to another model than the one in this directory (re-distilled since?): "
+            "re-run calibrate, or score with --uncalibrated",
+        )  # fmt: skip
+    return cal
+
+
+def _model_sha256(model_dir: Path) -> str | None:
+    """The content hash in ``MODEL_DIR/tinyjudge.json``, or None outside a model directory."""
+    meta_path = model_dir / MODEL_META_FILE
+    if not meta_path.is_file():
+        return None
+    try:
+        meta = json.loads(meta_path.read_bytes().decode("utf-8"))
+    except (ValueError, RecursionError):
+        return "unreadable"
+    return str(meta.get("sha256")) if isinstance(meta, dict) else "unreadable"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from tinyjudge._digest import MODEL_META_FILE, content_sha256, file_sha256
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
@@ -18,19 +18,37 @@ from tinyjudge.rubric import Rubric, load_rubric
 from ._data import data_hash
 from ._text import View, answer_prefixes, item_views
 
-__all__ = ["RewardModel", "FORMAT", "FORMAT_VERSION", "META_FILE", "file_sha256", "batched"]
+__all__ = [
+    "RewardModel",
+    "FORMAT",
+    "FORMAT_VERSION",
+    "META_FILE",
+    "file_sha256",
+    "content_sha256",
+    "write_meta",
+    "batched",
+]
 
 FORMAT = "tinyjudge-reward-model"
-FORMAT_VERSION = 1
-META_FILE = "tinyjudge.json"
+# 2: tinyjudge.json carries "sha256", the hash of its own content (classes, rubric
+# with its positive labels, and the weight files' hashes), binding them together.
+FORMAT_VERSION = 2
+META_FILE = MODEL_META_FILE
 
 
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
+def write_meta(model_dir: Path, meta: dict[str, Any]) -> str:
+    """Write ``tinyjudge.json`` stamped with its content hash; returns the hash.
+
+    The hash covers the classes, the rubric (so its ``positive`` labels) and
+    the weight files' hashes: the model's identity. A calibration written into
+    the directory records it, so it is never applied to other weights.
+    """
+    meta = {**meta, "sha256": content_sha256(meta)}
+    path = model_dir / META_FILE
+    tmp = path.with_name(f".{META_FILE}.tmp")
+    tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return str(meta["sha256"])
 
 
 def batched(items: Iterable[Item], size: int) -> Iterator[list[Item]]:
@@ -225,11 +243,32 @@ class RewardModel(ClassifierMixin, BaseEstimator):
     # -- saving ----------------------------------------------------------------
 
     def save(self, model_dir: str | Path) -> Path:
-        """Write the model, ``tinyjudge.json`` (with file hashes) and a README model card."""
+        """Write the model, ``tinyjudge.json`` (with file hashes) and a README model card.
+
+        The directory is built beside ``model_dir`` and swapped in whole when it
+        is complete: a failed or killed save leaves the old model as it was, and
+        nothing of an old model (a calibration fitted to its weights) survives.
+
+        Raises:
+            TinyjudgeError: ``model_dir`` holds files but is not a model directory.
+        """
+        from tinyjudge._atomic import atomic_dir
+
         self._check_fitted()
         d = Path(model_dir)
-        d.mkdir(parents=True, exist_ok=True)
-        files = self._save_files(d)
+        if d.is_dir() and any(d.iterdir()) and not (d / META_FILE).is_file():
+            raise TinyjudgeError(
+                f"{d} holds files and is not a model directory; saving there would replace "
+                "them: give a new folder (or an earlier model's)"
+            )
+        with atomic_dir(d) as tmp:
+            self._save_to(tmp, d)
+        if hasattr(self, "model_dir_"):
+            self.model_dir_ = d
+        return d
+
+    def _save_to(self, tmp: Path, d: Path) -> None:
+        files = self._save_files(tmp)
         meta = {
             "format": FORMAT,
             "version": FORMAT_VERSION,
@@ -240,11 +279,10 @@ class RewardModel(ClassifierMixin, BaseEstimator):
             "classes": self.classes_,
             "params": self._meta_params(),
             "card": getattr(self, "card_", {}),
-            "files": {f: file_sha256(d / f) for f in sorted(files)},
+            "files": {f: file_sha256(tmp / f) for f in sorted(files)},
         }
-        (d / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
-        (d / "README.md").write_text(model_card(meta, self._usage(d)), encoding="utf-8")
-        return d
+        write_meta(tmp, meta)
+        (tmp / "README.md").write_text(model_card(meta, self._usage(d)), encoding="utf-8")
 
     def _meta_params(self) -> dict[str, Any]:
         return {k: v for k, v in self.get_params().items() if k not in {"rubric", "name"}}

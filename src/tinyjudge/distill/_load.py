@@ -9,7 +9,7 @@ from typing import Any
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.rubric import Rubric, load_rubric
 
-from ._base import FORMAT, FORMAT_VERSION, META_FILE, RewardModel, file_sha256
+from ._base import FORMAT, FORMAT_VERSION, META_FILE, RewardModel, content_sha256, file_sha256
 from ._encoder import EncoderRM
 from ._linear import LinearRM
 from ._probe import ProbeRM
@@ -82,16 +82,23 @@ def check_model_dir(model_dir: str | Path, calibrated: bool = True) -> dict[str,
     meta_path = d / META_FILE
     if not meta_path.is_file():
         raise TinyjudgeError(f"{d}: not a tinyjudge model directory (no {META_FILE})")
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise TinyjudgeError(f"{meta_path}:{e.lineno}: not valid JSON ({e.msg})") from None
+    meta = _read_json(meta_path)
     if meta.get("format") != FORMAT or meta.get("version") != FORMAT_VERSION:
         raise TinyjudgeError(
-            f"{meta_path}: format {meta.get('format')!r} version {meta.get('version')!r}; "
-            f"this tinyjudge reads {FORMAT!r} version {FORMAT_VERSION}: re-distill the model"
+            f"{meta_path}: format {_short(meta.get('format'))} version "
+            f"{_short(meta.get('version'))}; this tinyjudge reads {FORMAT!r} version "
+            f"{FORMAT_VERSION}: re-distill the model"
         )
-    for name, expected in meta.get("files", {}).items():
+    if meta.get("sha256") != content_sha256(meta):
+        raise TinyjudgeError(
+            f"{meta_path}: edited after the model was saved (its content hash differs); "
+            "the classes and rubric in it are bound to the weights: re-distill, or restore it"
+        )
+    files = meta.get("files")
+    exports = meta.get("exports", {})
+    if not isinstance(files, dict) or not isinstance(exports, dict):
+        raise TinyjudgeError(f'{meta_path}: "files" and "exports" must be objects')
+    for name, expected in {**files, **exports}.items():
         path = d / name
         if not path.is_file():
             raise TinyjudgeError(f"{d}: missing {name}; the model directory is incomplete")
@@ -102,12 +109,33 @@ def check_model_dir(model_dir: str | Path, calibrated: bool = True) -> dict[str,
             )
     tier = meta.get("tier")
     if tier not in TIERS:
-        raise TinyjudgeError(f"{meta_path}: unknown tier {tier!r}; tiers are {sorted(TIERS)}")
+        raise TinyjudgeError(f"{meta_path}: unknown tier {_short(tier)}; tiers are {sorted(TIERS)}")
     if calibrated:
         from tinyjudge.calibrate import load_calibrator
 
         load_calibrator(d)
     return meta
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    """A JSON object from ``path``, or one line saying why not."""
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise TinyjudgeError(f"{path}: not UTF-8 text (byte {e.start + 1})") from None
+    except json.JSONDecodeError as e:
+        raise TinyjudgeError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
+    except (ValueError, RecursionError) as e:  # a 5,000-digit number; nesting too deep
+        what = "nested too deep" if isinstance(e, RecursionError) else str(e).split(":")[0]
+        raise TinyjudgeError(f"{path}: not valid JSON ({what})") from None
+    if not isinstance(data, dict):
+        raise TinyjudgeError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def _short(value: Any) -> str:
+    shown = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
+    return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 def load_model(model_dir: str | Path, calibrated: bool = True) -> RewardModel:

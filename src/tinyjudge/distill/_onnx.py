@@ -11,7 +11,7 @@ import numpy as np
 
 from tinyjudge.errors import TinyjudgeError
 
-from ._base import META_FILE, file_sha256
+from ._base import META_FILE, file_sha256, write_meta
 from ._encoder import encode_views
 from ._load import load_model
 from ._ort import ONNX_FILE, ONNX_INT8_FILE, ort_session
@@ -121,10 +121,11 @@ def export_onnx(
         report = report._replace(
             int8_path=qpath, int8_max_abs_diff=float(np.abs(qgot - expected).max())
         )
-    meta_path = d / META_FILE
-    meta = json.loads(meta_path.read_text())
+    meta = json.loads((d / META_FILE).read_text())
     for p in (report.path, report.int8_path):
         if p is not None:
-            meta["files"][p.name] = file_sha256(p)
-    meta_path.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+            # Exports are checked like the weights but are not part of the model's
+            # identity: a calibration fitted before an export still applies after it.
+            meta.setdefault("exports", {})[p.name] = file_sha256(p)
+    write_meta(d, meta)
     return report

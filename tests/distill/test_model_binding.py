@@ -1,0 +1,183 @@
+"""A model directory's parts are bound together: config, calibration and weights.
+
+``tinyjudge.json`` (classes, the rubric and its positive labels) and
+``calibration.json`` carry hashes of their content, and the calibration the
+model's: an edited config no longer flips labels silently, a calibration fitted
+to earlier weights is not applied to a re-distilled model, and a save that fails
+leaves the old model whole.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tinyjudge.calibrate import load_calibrator, make_calibrator, save_calibrator
+from tinyjudge.distill import LinearRM, TrainingSet, check_model_dir, load_model
+from tinyjudge.errors import DataError, TinyjudgeError
+
+
+@pytest.fixture(scope="module")
+def two_models(xs_set: TrainingSet) -> tuple[LinearRM, LinearRM]:
+    items, y = xs_set.items, xs_set.y_hard
+    first = LinearRM("compliance", name="first").fit(items[:250], y[:250])
+    second = LinearRM("compliance", name="second").fit(items[250:], y[250:])
+    return first, second
+
+
+def _calibrate(model: LinearRM, d: Path, xs_set: TrainingSet) -> None:
+    P = model.predict_proba(xs_set.items[:100])
+    cal = make_calibrator("temperature", model.classes_).fit(P, xs_set.y_hard[:100])
+    save_calibrator(cal, d)
+
+
+def _edit(path: Path, change) -> None:
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data, indent=2))
+
+
+def _swap_classes(meta: dict) -> None:
+    meta["classes"] = [meta["classes"][1], meta["classes"][0], *meta["classes"][2:]]
+
+
+def _flip_positive(meta: dict) -> None:
+    meta["rubric"]["positive"] = ["full_compliance"]
+
+
+def _drop_hash(meta: dict) -> None:
+    del meta["sha256"]
+
+
+@pytest.mark.parametrize(
+    "edit", [_swap_classes, _flip_positive, _drop_hash], ids=["classes", "positive", "no_hash"]
+)
+def test_an_edited_config_is_refused(two_models, tmp_path: Path, edit) -> None:
+    d = two_models[0].save(tmp_path / "m")
+    _edit(d / "tinyjudge.json", edit)
+    with pytest.raises(TinyjudgeError, match=r"tinyjudge.json: edited after the model was saved"):
+        check_model_dir(d)
+    with pytest.raises(TinyjudgeError, match="edited after the model was saved"):
+        load_model(d)
+
+
+def test_a_calibration_from_earlier_weights_is_refused(two_models, xs_set, tmp_path: Path) -> None:
+    first, second = two_models
+    a, b = first.save(tmp_path / "a"), second.save(tmp_path / "b")
+    _calibrate(first, a, xs_set)
+    assert load_model(a).calibrator_ is not None
+    (b / "calibration.json").write_bytes((a / "calibration.json").read_bytes())
+    with pytest.raises(DataError, match=r"calibration.json: fitted to another model"):
+        load_model(b)
+    assert load_model(b, calibrated=False).name == "second"  # --uncalibrated still works
+
+
+def test_an_edited_calibration_is_refused(two_models, xs_set, tmp_path: Path) -> None:
+    d = two_models[0].save(tmp_path / "m")
+    _calibrate(two_models[0], d, xs_set)
+    _edit(d / "calibration.json", lambda s: s["params"].update(temperature=0.2))
+    with pytest.raises(DataError, match=r"calibration.json: edited after it was written"):
+        load_calibrator(d)
+
+
+def test_redistilling_into_a_folder_drops_its_calibration(two_models, xs_set, tmp_path) -> None:
+    first, second = two_models
+    d = first.save(tmp_path / "m")
+    _calibrate(first, d, xs_set)
+    (d / "notes.txt").write_text("mine")
+    second.save(d)
+    assert sorted(p.name for p in d.iterdir()) == [
+        "README.md", "tinyjudge.json", "vocab.json", "weights.safetensors"
+    ]  # fmt: skip
+    loaded = load_model(d)
+    assert loaded.name == "second" and loaded.calibrator_ is None
+    assert [p.name for p in tmp_path.iterdir()] == ["m"]
+
+
+def test_a_failed_save_leaves_the_old_model(two_models, xs_set, tmp_path: Path) -> None:
+    first, second = two_models
+    d = first.save(tmp_path / "m")
+    _calibrate(first, d, xs_set)
+    before = {p.name: p.read_bytes() for p in d.iterdir()}
+
+    class Broken(LinearRM):
+        def _save_files(self, model_dir: Path) -> list[str]:
+            super()._save_files(model_dir)
+            raise OSError(28, "No space left on device")
+
+    broken = Broken("compliance", name="second")
+    broken.__dict__.update({k: v for k, v in second.__dict__.items() if k.endswith("_")})
+    with pytest.raises(OSError, match="No space left"):
+        broken.save(d)
+    assert {p.name: p.read_bytes() for p in d.iterdir()} == before
+    assert load_model(d).name == "first"
+    assert [p.name for p in tmp_path.iterdir()] == ["m"]
+
+
+def test_saving_over_a_folder_that_is_not_a_model_is_refused(two_models, tmp_path) -> None:
+    (tmp_path / "items.jsonl").write_text("{}\n")
+    with pytest.raises(TinyjudgeError, match="holds files and is not a model directory"):
+        two_models[0].save(tmp_path)
+    assert (tmp_path / "items.jsonl").read_text() == "{}\n"
+
+
+BAD_META = [
+    ("not_an_object", b"[1, 2]", "expected a JSON object, got list"),
+    ("not_utf8", b'{"format": "\xff"}', "not UTF-8 text"),
+    ("nested_deep", b'{"a": ' * 100_000 + b"1" + b"}" * 100_000, "not valid JSON"),
+    ("huge_number", b'{"version": ' + b"9" * 5000 + b"}", "not valid JSON"),
+    ("bad_files", None, '"files" and "exports" must be objects'),
+]
+
+
+@pytest.mark.parametrize("text,match", [b[1:] for b in BAD_META], ids=[b[0] for b in BAD_META])
+def test_a_malformed_config_is_one_line(two_models, tmp_path: Path, text, match: str) -> None:
+    from tinyjudge._digest import content_sha256
+
+    d = two_models[0].save(tmp_path / "m")
+    if text is None:  # well-formed and hashed, but the wrong shape
+        meta = json.loads((d / "tinyjudge.json").read_text())
+        meta["files"] = ["weights.safetensors"]
+        meta["sha256"] = content_sha256(meta)
+        text = json.dumps(meta).encode()
+    (d / "tinyjudge.json").write_bytes(text)
+    with pytest.raises(TinyjudgeError, match=match) as e:
+        check_model_dir(d)
+    assert "\n" not in str(e.value)
+
+
+BAD_CALIBRATION = [
+    ("eps_not_a_number", {"eps": "x"}, 'bad "params"'),
+    ("params_missing", {"params": None}, 'bad "params"'),
+    ("not_utf8", b'{"format": "\xff"}', "not UTF-8"),
+    ("nested_deep", b"[" * 100_000, "malformed JSON"),
+]
+
+
+@pytest.mark.parametrize(
+    "change,match", [b[1:] for b in BAD_CALIBRATION], ids=[b[0] for b in BAD_CALIBRATION]
+)
+def test_a_malformed_calibration_is_one_line(
+    two_models, xs_set, tmp_path: Path, change, match: str
+) -> None:
+    d = two_models[0].save(tmp_path / "m")
+    _calibrate(two_models[0], d, xs_set)
+    path = d / "calibration.json"
+    if isinstance(change, bytes):
+        path.write_bytes(change)
+    else:
+        _edit(path, lambda s: s.update(change))
+    with pytest.raises(DataError, match=match) as e:
+        load_calibrator(d)
+    assert "\n" not in str(e.value)
+
+
+def test_a_calibrated_model_scores_as_its_calibration_says(two_models, xs_set, tmp_path) -> None:
+    d = two_models[0].save(tmp_path / "m")
+    _calibrate(two_models[0], d, xs_set)
+    raw = load_model(d, calibrated=False).predict_proba(xs_set.items[:5])
+    cal = load_model(d).predict_proba(xs_set.items[:5])
+    assert not np.allclose(raw, cal)
