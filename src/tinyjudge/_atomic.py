@@ -144,7 +144,8 @@ def _exchange(a: Path, b: Path) -> bool:
         renameat2 = libc.renameat2
     except (OSError, AttributeError):
         return False
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p] * 2 + [ctypes.c_uint]
+    at, name = ctypes.c_int, ctypes.c_char_p
+    renameat2.argtypes = (at, name, at, name, ctypes.c_uint)
     rc = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
     return rc == 0
 
