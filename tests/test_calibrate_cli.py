@@ -59,7 +59,7 @@ def test_calibrate_model_dir_then_load_applies_it(
     assert state["classes"] == ["full_compliance", "full_refusal", "partial_refusal"]
     card = (out / "README.md").read_text()
     assert card.count("## Calibration against people") == 1
-    assert "| ECE (equal-width) |" in card and "calibration.png" in card
+    assert "| ECE (equal-width bins) |" in card and "calibration.png" in card
     assert (out / "calibration.png").read_bytes()[:4] == b"\x89PNG"
     # load_model applies the calibrator: calibrated = calibrator(raw)
     items = read_items(items_path)[:40]

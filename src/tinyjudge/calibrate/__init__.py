@@ -34,7 +34,6 @@ from tinyjudge.calibrate._data import (
     save_calibrator,
 )
 from tinyjudge.calibrate._fit import (
-    METRIC_NAMES,
     Calibration,
     SourceCalibration,
     calibrate_model,
@@ -45,6 +44,7 @@ from tinyjudge.calibrate._fit import (
 )
 from tinyjudge.calibrate._guard import IF_WORSE, MethodCheck, compare_methods
 from tinyjudge.calibrate._metrics import (
+    METRIC_NAMES,
     METRICS,
     ReliabilityCurve,
     brier_score,

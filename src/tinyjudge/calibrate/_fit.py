@@ -26,7 +26,7 @@ from tinyjudge.calibrate._calibrators import BaseCalibrator, make_calibrator
 from tinyjudge.calibrate._crossfit import CrossFitResult
 from tinyjudge.calibrate._data import CALIBRATION_FILE, probs_matrix, save_calibrator
 from tinyjudge.calibrate._guard import IF_WORSE, MethodCheck, compare_methods
-from tinyjudge.calibrate._metrics import METRICS
+from tinyjudge.calibrate._metrics import METRIC_NAMES, METRICS
 from tinyjudge.calibrate._plot import reliability_diagram
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label, index_labels
@@ -39,17 +39,9 @@ __all__ = [
     "save_model_calibration",
     "save_source_calibration",
     "model_card_section",
-    "METRIC_NAMES",
 ]
 
 START, END = "<!-- tinyjudge:calibration:start -->", "<!-- tinyjudge:calibration:end -->"
-METRIC_NAMES = {
-    "ece": "ECE (equal-width)",
-    "ece_mass": "ECE (equal-mass)",
-    "mce": "MCE",
-    "brier": "Brier score",
-    "nll": "NLL",
-}
 
 
 class ProbabilisticModel(Protocol):

@@ -17,6 +17,7 @@ from tinyjudge.calibrate._calibrators import check_probs
 from tinyjudge.errors import TinyjudgeError
 
 __all__ = [
+    "METRIC_NAMES",
     "Strategy",
     "ReliabilityCurve",
     "reliability_curve",
@@ -158,6 +159,14 @@ METRICS = {
     "mce": _mce,
     "brier": _brier,
     "nll": _nll,
+}
+# How every table, card and report names them.
+METRIC_NAMES = {
+    "ece": "ECE (equal-width bins)",
+    "ece_mass": "ECE (equal-mass bins)",
+    "mce": "MCE",
+    "brier": "Brier score",
+    "nll": "NLL",
 }
 
 
