@@ -145,7 +145,7 @@ def test_user_errors_are_one_line(tmp_path: Path, xstest_sample: Path, args, exp
 @pytest.mark.parametrize(
     ("args", "expect"),
     [
-        (["import"], "Missing argument"),
+        (["import", "xstest"], "Missing argument"),
         (["import", "xstest", "somewhere", "--out", "x", "--bogus"], "No such option: --bogus"),
         (["no-such-verb"], "No such command"),
     ],

@@ -27,6 +27,24 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
+def _version(value: bool) -> None:
+    if value:
+        from tinyjudge import __version__
+
+        typer.echo(f"tinyjudge {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="print the version and exit"
+    ),
+) -> None:
+    pass
+
+
 # verb -> module in tinyjudge.commands, in the order `tinyjudge --help` lists them
 VERBS = {
     "import": "import_",
@@ -40,10 +58,15 @@ VERBS = {
     "serve": "serve",
     "hints": "hints",
     "label": "label",
+    "schema": "schema",
     "demo": "demo",
 }
 for _verb, _module in VERBS.items():
-    app.command(_verb)(import_module(f"tinyjudge.commands.{_module}").command)
+    _mod = import_module(f"tinyjudge.commands.{_module}")
+    if hasattr(_mod, "build_app"):  # a verb with verbs of its own (import chat, import xstest)
+        app.add_typer(_mod.build_app(), name=_verb, help=(_mod.build_app.__doc__ or "").strip())
+    else:
+        app.command(_verb)(_mod.command)
 
 
 def main() -> None:

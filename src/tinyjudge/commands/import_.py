@@ -1,16 +1,20 @@
-"""``tinyjudge import``: a public labelled set into items.jsonl and labels.jsonl."""
+"""``tinyjudge import``: your own transcripts (``chat``) and label sheets (``labels``), or a
+public labelled set into items.jsonl and labels.jsonl."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import typer
+from typer.core import TyperGroup
 
 from tinyjudge.errors import TinyjudgeError
 
 from ._io import err, fail, out
 
-__all__ = ["command"]
+__all__ = ["command", "build_app"]
 
 
 def command(
@@ -52,3 +56,46 @@ def command(
         err.print(f"skipped: {bad}", markup=False, soft_wrap=True)
     if result.bad:
         err.print(f"{len(result.bad)} bad records skipped (listed above)", markup=False)
+
+
+def _public_set(name: str, rubric: str) -> Callable[..., None]:
+    def run(
+        src: Path = typer.Argument(..., help="folder laid out like the original release"),
+        out_dir: Path = typer.Option(
+            ..., "--out", help="writes OUT/items.jsonl and OUT/labels.jsonl"
+        ),
+        skip_bad: bool = typer.Option(False, "--skip-bad", help="report bad rows and go on"),
+    ) -> None:
+        command(name, src, out_dir, skip_bad)
+
+    run.__doc__ = f"Import the public set {name} (labels under rubric {rubric})."
+    return run
+
+
+class _ImportGroup(TyperGroup):
+    """An unknown set's name is a user's mistake: one line naming the sets, not a usage screen."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name = args[0] if args else None
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            from tinyjudge.datasets.importers import IMPORTERS
+
+            raise TinyjudgeError(
+                f"unknown dataset {name!r}; importers exist for {sorted(IMPORTERS)}, "
+                "and `tinyjudge import chat` / `import labels` read your own files"
+            )
+        return super().resolve_command(ctx, args)
+
+
+def build_app() -> typer.Typer:
+    """Import your own chat transcripts (chat) and label sheets (labels), or a public set."""
+    from tinyjudge.datasets.importers import IMPORTERS
+
+    from . import import_chat, import_labels
+
+    group = typer.Typer(no_args_is_help=True, add_completion=False, cls=_ImportGroup)
+    group.command("chat")(import_chat.command)
+    group.command("labels")(import_labels.command)
+    for name, (_, rubric) in IMPORTERS.items():
+        group.command(name)(_public_set(name, rubric))
+    return group

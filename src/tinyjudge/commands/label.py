@@ -31,6 +31,9 @@ def command(
     ),
 ) -> None:
     """Label items in the browser; each answer is saved at once as human:NAME."""
+    from tinyjudge._extras import require_extra
+
+    require_extra("serve", "tinyjudge label")  # before anything is read or written
     from tinyjudge._http import is_loopback
     from tinyjudge.label import check_token, create_app, open_session, serve
 

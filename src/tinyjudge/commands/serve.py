@@ -20,17 +20,40 @@ def command(
     max_batch: int = typer.Option(64, help="most items per forward pass (1 turns batching off)"),
     max_wait_ms: float = typer.Option(5.0, help="how long a forward pass waits for more items"),
     max_body_mb: float = typer.Option(8.0, help="larger requests are refused with 413"),
+    reward: str = typer.Option(
+        None,
+        "--reward",
+        help="LABEL[,LABEL]: the labels whose probability is the reward "
+        "(default: the rubric's positive labels)",
+    ),
+    chat_template: str = typer.Option(
+        None,
+        "--chat-template",
+        help="how /get_reward reads text rollouts: chatml, llama3, gemma, phi3, or a pattern "
+        "with {role} and {content} (default: recognised by their markers)",
+    ),
 ) -> None:
     """Serve a reward model over HTTP for RL loops (POST /score, /get_reward)."""
+    from tinyjudge._extras import require_extra
+
+    require_extra("serve", "tinyjudge serve")
     # PyTorch's idle OpenMP threads sleep instead of spinning, leaving the cores to the
     # HTTP work between batches. Set before any OpenMP runtime loads (scikit-learn's
     # comes with the model code); the user's own setting wins.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from tinyjudge.distill import load_model
-    from tinyjudge.serve import run_server
+    from tinyjudge.serve import describe_reward, reward_labels_for, run_server
+    from tinyjudge.serve._templates import check_template
 
     if max_batch < 1:
         fail(f"--max-batch must be at least 1, got {max_batch}")
+    if chat_template is not None:
+        check_template(chat_template)
     model = load_model(model_dir)
+    labels = reward_labels_for(model, reward.split(",") if reward else None)
     out.print(f"serving {model.name} on http://{host}:{port} (POST /score, /get_reward)")
-    run_server(model, host, port, token, max_batch, max_wait_ms, int(max_body_mb * (1 << 20)))
+    out.print(describe_reward(model, labels), markup=False, soft_wrap=True)
+    run_server(
+        model, host, port, token, max_batch, max_wait_ms, int(max_body_mb * (1 << 20)),
+        reward=labels, chat_template=chat_template,
+    )  # fmt: skip

@@ -16,13 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
-
 from tinyjudge.errors import DataError, TinyjudgeError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
 
-from ._aggregate import dawid_skene, majority
 from ._rows import read_rows
 
 __all__ = ["LabelImport", "import_labels", "label_text", "match_label", "final_labels"]
@@ -186,6 +183,10 @@ def final_labels(labels: list[Label], rubric: Rubric, method: Method = "majority
     is ``unscored`` (reason: the tied labels and their votes). With
     ``dawid-skene``, ``probs`` is the posterior of the true label.
     """
+    import numpy as np  # here, so that the CLI's import table stays light
+
+    from ._aggregate import dawid_skene, majority
+
     if rubric.type == "step":
         raise TinyjudgeError(
             f"rubric {rubric.id} has open step labels; a sheet cannot vote on them"
