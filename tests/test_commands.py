@@ -54,3 +54,32 @@ def test_a_yaml_path_gives_the_same_figures_as_the_name(xs, tmp_path: Path, cli,
         for got in figures.values():
             got["meta"].pop("created", None)
     assert figures["path"] == figures["name"]
+
+
+def test_a_custom_rubric_by_path_keeps_the_rates_section(xs, tmp_path: Path, cli) -> None:
+    # The same labels under a rubric id no rubric folder knows: only its YAML path names it.
+    import yaml
+
+    from tinyjudge.datasets.jsonl import read_labels
+
+    items, labels, yaml_path = xs
+    spec = yaml.safe_load(yaml_path.read_text(encoding="utf-8"))
+    spec["id"] = "my_compliance"
+    custom = tmp_path / "my_compliance.yaml"
+    custom.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    relabelled = tmp_path / "relabelled.jsonl"
+    write_jsonl(relabelled, [lab.model_copy(update={"rubric": "my_compliance"})
+                             for lab in read_labels(labels)])  # fmt: skip
+    got = {}
+    for name, rubric in [("path", custom), ("id", "my_compliance")]:
+        out = tmp_path / f"audit-{name}.json"
+        done = cli("audit", relabelled, "--items", items, "--reference", "human:final",
+                   "--rubric", rubric, "--n-boot", "30", "--json", out)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        got[name] = json.loads(out.read_text())["estimates"]
+    # by path the rubric travels as an object: its positive labels define the rates
+    assert set(got["path"]["sources"]) == {"judge:gpt-4", "classifier:string-match"}
+    assert got["path"]["notes"] == []
+    # by a bare id it can only be looked up again, which fails for a custom rubric
+    assert got["id"]["sources"] == {}
+    assert all("unknown rubric 'my_compliance'" in n for n in got["id"]["notes"])

@@ -26,6 +26,7 @@ from tinyjudge.audit._kappa import kappa_from_confusion, kendall, spearman, weig
 from tinyjudge.audit._pairs import pair_labels, ratings_matrix
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label, index_labels
+from tinyjudge.rubric import Rubric
 
 __all__ = ["AuditReport", "build_report", "write_report", "bias_section", "estimates_section"]
 
@@ -47,11 +48,15 @@ def _ci(ci: BootstrapCI) -> list[float | None]:
     return ci.interval()
 
 
-def _class_order(table: Table, rubric_id: str | None, order: Sequence[str] | None):
+def _class_order(
+    table: Table, rubric_id: str | None, order: Sequence[str] | None, rub: Rubric | None = None
+):
     """The label order: ``order``, else the rubric's labels (plus any others seen), else sorted."""
     seen = sorted({lab.label for d in table.values() for lab in d.values() if lab.label})
     ordinal = False
-    if order is None and rubric_id is not None:
+    if order is None and rub is not None:
+        order, ordinal = list(rub.label_names), rub.type == "ordinal"
+    elif order is None and rubric_id is not None:
         try:
             from tinyjudge.rubric import load_rubric
 
@@ -239,6 +244,7 @@ def estimates_section(
     by: str | None,
     level: float,
     seed: int,
+    rubric: Rubric | None = None,
 ) -> dict[str, Any]:
     """The rate of the rubric's behaviour from each cheap source plus the reference (PPI).
 
@@ -251,8 +257,9 @@ def estimates_section(
     for source in cheap:
         try:
             rep = estimate_rates(
-                labels, items, cheap=source, human=reference, by=by, level=level, seed=seed
-            )
+                labels, items, cheap=source, human=reference, rubric=rubric, by=by,
+                level=level, seed=seed,
+            )  # fmt: skip
         except TinyjudgeError as e:
             out["notes"].append(f"{source}: no estimate ({e})")
             continue
@@ -267,7 +274,7 @@ def build_report(
     reference: str,
     group_by: str | None = None,
     slice_by: Sequence[str] = (),
-    rubric: str | None = None,
+    rubric: str | Rubric | None = None,
     order: Sequence[str] | None = None,
     n_boot: int = 1000,
     level: float = 0.95,
@@ -283,7 +290,9 @@ def build_report(
         group_by: a dotted item key (e.g. ``metadata.prompt_id``); bootstrap intervals
             resample these groups rather than items. Items without it are their own group.
         slice_by: dotted item keys to break the agreement down by.
-        rubric: keep only labels under this rubric id.
+        rubric: keep only labels under this rubric: an id, or the :class:`Rubric`
+            itself, whose labels order the tables and whose ``positive`` labels
+            define the rates section (a custom rubric need not be findable by id).
         order: the label order (a scale: adds quadratic kappa and ordinal alpha);
             default: the rubric's labels when it can be loaded, else sorted.
         n_boot: bootstrap resamples per interval.
@@ -296,7 +305,9 @@ def build_report(
             ``group_by``/``slice_by`` without items.
     """
     # the bias probes and estimates read Label lists, not the table: filter them alike
-    labels = [lab for lab in labels if rubric is None or lab.rubric == rubric]
+    rub = rubric if isinstance(rubric, Rubric) else None
+    rubric_id = rub.id if rub is not None else rubric
+    labels = [lab for lab in labels if rubric_id is None or lab.rubric == rubric_id]
     table = index_labels(labels)
     if reference not in table:
         raise TinyjudgeError(f"no labels from reference {reference!r}; sources: {sorted(table)}")
@@ -304,7 +315,8 @@ def build_report(
         raise TinyjudgeError("--group-by and --slice-by read item metadata: pass --items ITEMS")
     by_id = {it.id: it for it in items or []}
     rubric_ids = sorted({lab.rubric for d in table.values() for lab in d.values()})
-    order_, ordinal = _class_order(table, rubric_ids[0] if len(rubric_ids) == 1 else None, order)
+    one_rubric = rubric_ids[0] if len(rubric_ids) == 1 else None
+    order_, ordinal = _class_order(table, one_rubric, order, rub)
     others = sorted(s for s in table if s != reference)
     boot = {"n_boot": n_boot, "level": level, "seed": seed}
 
@@ -373,6 +385,7 @@ def build_report(
     data["estimates"] = estimates_section(
         labels, items, reference=reference, by=slice_by[0] if slice_by else None,
         cheap=[s for s in others if not s.startswith("human:")], level=level, seed=seed,
+        rubric=rub,
     )  # fmt: skip
     return AuditReport(data, figures)
 

@@ -49,7 +49,7 @@ def command(
 
     if report is None and json_out is None:
         raise TinyjudgeError("nothing to write: pass --report OUT.html and/or --json OUT.json")
-    rubric_id, _ = resolve_rubric_filter(rubric)
+    rubric_id, rub = resolve_rubric_filter(rubric)
     all_labels = read_label_files(labels)
     item_list = read_items(items) if items is not None else None
     scale = [s.strip() for s in order.split(",") if s.strip()] if order else None
@@ -59,7 +59,7 @@ def command(
         reference=reference,
         group_by=group_by,
         slice_by=list(slice_by),
-        rubric=rubric_id,
+        rubric=rub or rubric_id,
         order=scale,
         n_boot=n_boot,
         seed=seed,
