@@ -198,3 +198,33 @@ def test_unreadable_paths(tmp_path: Path, name: str, match: str) -> None:
         (tmp_path / name).write_bytes(b"PK")
     with pytest.raises(DataError, match=match):
         import_chat(tmp_path / name)
+
+
+def test_logged_request_and_chat_completion(tmp_path: Path) -> None:
+    from openai.types.chat import ChatCompletion
+    from openai.types.chat.chat_completion import Choice
+
+    completion = ChatCompletion(
+        id="chatcmpl-1",
+        object="chat.completion",
+        created=0,
+        model="gpt-4o-mini",
+        choices=[
+            Choice(
+                index=0,
+                finish_reason="stop",
+                message=ChatCompletionMessage(role="assistant", content="Use `kill -9 <pid>`."),
+            )
+        ],
+    )
+    request = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Stop a process?"}]}
+    path = _write_jsonl(
+        tmp_path / "log.jsonl",
+        [{"request": request, "response": completion.model_dump(), "latency_ms": 812}],
+    )
+    got = import_chat(path)
+    assert [(m.role, m.text) for m in got.items[0].messages] == [
+        ("user", "Stop a process?"),
+        ("assistant", "Use `kill -9 <pid>`."),
+    ]
+    assert got.items[0].metadata == {"latency_ms": 812}

@@ -27,7 +27,8 @@ __all__ = ["ChatImport", "import_chat", "MESSAGE_FIELDS"]
 # Where the messages are when --messages-field is not given, in this order.
 MESSAGE_FIELDS = ("messages", "conversations", "conversation", "chat", "dialog", "turns")
 # A prompt/completion pair (TRL's format, plain or conversational) also makes an item.
-_PROMPT_FIELDS = ("prompt",)
+# So does a logged request and its response (a request body, a ChatCompletion dump).
+_PROMPT_FIELDS = ("prompt", "request")
 _COMPLETION_FIELDS = ("completion", "response")
 
 
@@ -191,7 +192,7 @@ def _as_messages(row: Row, key: str, value: Any, text_role: str) -> list[Any]:
         else:
             return [{"role": text_role, "content": value}]
     if isinstance(value, dict):
-        value = [value]
+        value = _unwrap(value)
     if hasattr(value, "tolist"):  # a numpy array from pandas
         value = value.tolist()
     if not isinstance(value, list) or not value:
@@ -199,3 +200,16 @@ def _as_messages(row: Row, key: str, value: Any, text_role: str) -> list[Any]:
             row.where, row.line, f'"{key}" must be a non-empty list of messages, got {value!r:.60}'
         )
     return value
+
+
+def _unwrap(obj: dict[str, Any]) -> Any:
+    """The messages inside a logged object: a ChatCompletion's first choice, a request
+    body's messages (also inside a Batch API line's ``body``), or the object as one message."""
+    if isinstance(obj.get("body"), dict):
+        return _unwrap(obj["body"])
+    choices = obj.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        return [choices[0].get("message")]
+    if isinstance(obj.get("messages"), list):
+        return obj["messages"]
+    return [obj]
