@@ -63,6 +63,8 @@ class Judge:
             items in a row fail after all retries, or when every item that needed
             a call failed: an endpoint that is down, or failing every call, must not
             yield a file of unscored items and a success. 0 never stops.
+        label_first: ask for the label before a one-sentence rationale, so that
+            a short ``max_tokens`` suffices (small local models).
     """
 
     def __init__(
@@ -84,6 +86,7 @@ class Judge:
         backoff: float = 0.5,
         response_format: ResponseFormat = "auto",
         stop_after: int = 8,
+        label_first: bool = False,
     ) -> None:
         self.rubric = load_rubric(rubric)
         # Hashed once: the rubric is fixed for the judge's life, and hashing is not free.
@@ -132,6 +135,7 @@ class Judge:
         self.backoff = backoff
         self.response_format = response_format
         self.stop_after = stop_after
+        self.label_first = label_first
         # The step of the fallback chain this endpoint accepted; kept across runs.
         self.mode = Mode("json_schema" if response_format == "auto" else response_format)
         self.summary = Summary()
@@ -151,7 +155,7 @@ class Judge:
             "samples": self.samples,
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
-            "prompt": PROMPT_VERSION,
+            "prompt": PROMPT_VERSION + ("-label-first" if self.label_first else ""),
         }
 
     def key(self, item: Item, order: str = "ab") -> str:
@@ -376,10 +380,11 @@ class Judge:
             window,
             rubric_hash=self.rubric_hash,
             rendered=self._rendered,
+            label_first=self.label_first,
         )
         agents = item_agents(item) if rubric.type == "step" else None
         labels = agents if agents is not None else rubric.label_names
-        schema = verdict_schema(rubric, agents)
+        schema = verdict_schema(rubric, agents, label_first=self.label_first)
         texts: list[str | None] = []
         logprobs: list[Any] = []
         usage = {"calls": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0}

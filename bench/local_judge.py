@@ -1,0 +1,198 @@
+"""The local judge (llama.cpp + the packaged 1.5B model) measured against people and GPT-4.
+
+XSTest: N items drawn at random (seed 0) from ``../shared/data/xstest``, judged once
+on the ``compliance`` rubric with the local judge's defaults (the model's first pass:
+no prompt tuning on these answers). Reported: Cohen's kappa with ``human:final`` and
+with ``judge:gpt-4`` with bootstrap CIs over prompts (the project's audit report, the
+same numbers GPT-4 gets on the same items), parse and unscored rates, judgments per
+second and server CPU-seconds per item, prompt and completion tokens, and what
+cross-fitted calibration on the human labels does to its probabilities (ECE, Brier).
+LLMBar: P pairs judged in both orders on ``instruction_following``; the position flip
+rate and accuracy against the gold preference.
+
+Judgments are cached in ``runs/local_judge.sqlite``, so an interrupted run resumes;
+results are saved after each part to ``bench/results/local_judge.json``.
+
+    nice -n 10 .venv/bin/python bench/local_judge.py --n 100 --pairs 30
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+from tinyjudge.audit.agreement import pair_labels
+from tinyjudge.audit.report import build_report
+from tinyjudge.calibrate import CALIBRATORS, cross_fit, probs_matrix
+from tinyjudge.datasets.importers import run_import
+from tinyjudge.judge import Judge
+from tinyjudge.judge.local import LOCAL_DEFAULTS, LlamaServer, default_gguf, model_name
+
+RESULTS = Path(__file__).parent / "results" / "local_judge.json"
+CACHE = Path(__file__).parents[1] / "runs" / "local_judge.sqlite"
+
+
+def _run(judge: Any, items: list, server_cpu: Any) -> tuple[list, dict[str, Any]]:
+    cpu0, t0 = server_cpu(), time.perf_counter()
+    labels = judge.run(items, progress=True)
+    wall, cpu = time.perf_counter() - t0, (server_cpu() or 0.0) - (cpu0 or 0.0)
+    s = judge.summary
+    judged = s.calls - len(s.fallbacks)  # calls that were judgments (not refused formats)
+    usage = [lab.usage or {} for lab in labels]
+    fresh = [u for u in usage if not u.get("cached")]
+    perf = {
+        "items": len(items),
+        "calls": s.calls,
+        "cache_hits": s.cache_hits,
+        "response_format": s.response_format,
+        "fallbacks": s.fallbacks,
+        "wall_seconds": round(wall, 1),
+        "server_cpu_seconds": round(cpu, 1),
+        "judgments_per_second": round(judged / wall, 4) if judged and wall else None,
+        "cpu_seconds_per_judgment": round(cpu / judged, 1) if judged else None,
+        "prompt_tokens_mean": round(sum(u.get("prompt_tokens", 0) for u in fresh) / len(fresh))
+        if fresh
+        else None,
+        "completion_tokens_mean": round(
+            sum(u.get("completion_tokens", 0) for u in fresh) / len(fresh), 1
+        )
+        if fresh
+        else None,
+    }
+    return labels, perf
+
+
+def _calibration(labels: list, items: list, source: str) -> dict[str, Any]:
+    by_id = {it.id: it for it in items}
+    p = pair_labels(labels, "human:final", source)
+    mine = {lab.item_id: lab for lab in labels if lab.source == source}
+    classes = sorted(set(p.a) | {c for i in p.item_ids for c in (mine[i].probs or {})})
+    P = probs_matrix([mine[i] for i in p.item_ids], classes)
+    groups = [by_id[i].get("metadata.prompt_id") or i for i in p.item_ids]
+    out: dict[str, Any] = {"n": p.n, "classes": classes}
+    for method in sorted(CALIBRATORS):
+        r = cross_fit(method, P, p.a, classes=classes, groups=groups, n_boot=200)
+        out[method] = {
+            m: {"before": r.metrics_before[m].estimate, "after": r.metrics_after[m].estimate}
+            for m in ("ece", "brier", "nll")
+        }
+    return out
+
+
+def _save(out: Path, result: dict[str, Any]) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(result, indent=2, default=float) + "\n")
+    tmp.replace(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=100, help="XSTest items")
+    ap.add_argument("--pairs", type=int, default=30, help="LLMBar pairs (each in both orders)")
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--n-boot", type=int, default=1000)
+    ap.add_argument("--data", type=Path, default=Path(__file__).parents[2] / "shared" / "data")
+    ap.add_argument("--cache", type=Path, default=CACHE)
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    args = ap.parse_args()
+    args.cache.parent.mkdir(parents=True, exist_ok=True)
+
+    xs = run_import("xstest", args.data / "xstest")
+    have = {lab.item_id for lab in xs.labels if lab.source == "human:final"}
+    pool = sorted(it.id for it in xs.items if it.id in have)
+    chosen = set(random.Random(0).sample(pool, min(args.n, len(pool))))
+    items = [it for it in xs.items if it.id in chosen]
+    result: dict[str, Any] = {
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
+        "command": f"bench/local_judge.py --n {args.n} --pairs {args.pairs}",
+        "judge_options": LOCAL_DEFAULTS,
+        "threads": args.threads,
+    }
+    gguf, name = default_gguf(), model_name(None)
+    server = LlamaServer(gguf, threads=args.threads, model=name)
+    with server as url:
+        judge = Judge("compliance", name, base_url=url, cache=args.cache, **LOCAL_DEFAULTS)
+        labels, perf = _run(judge, items, server.cpu_seconds)
+        source = judge.source
+        ok = [lab for lab in labels if lab.status == "ok"]
+        with_logprobs = [lab for lab in ok if lab.probs and max(lab.probs.values()) < 1.0]
+        reasons: dict[str, int] = {}
+        for lab in labels:
+            if lab.status != "ok":
+                key = (lab.reason or "?").split(":")[0][:60]
+                reasons[key] = reasons.get(key, 0) + 1
+        keep = chosen
+        ref = [lab for lab in xs.labels if lab.item_id in keep]
+        report = build_report(
+            ref + labels,
+            items,
+            reference="human:final",
+            group_by="metadata.prompt_id",
+            n_boot=args.n_boot,
+        )
+        pairs = {
+            f"{r['a']} vs {r['b']}": {
+                k: r[k] for k in ("n", "unscored", "accuracy", "kappa", "kappa_ci")
+            }
+            for r in report.data["pairs"]
+            if {r["a"], r["b"]} & {"human:final", "judge:gpt-4"}
+            and {r["a"], r["b"]} <= {"human:final", "judge:gpt-4", source}
+        }
+        result["xstest"] = {
+            "source": source,
+            "n": len(items),
+            "ok": len(ok),
+            "unscored_rate": round(1 - len(ok) / len(items), 4),
+            "unscored_reasons": reasons,
+            "share_with_logprob_distribution": round(len(with_logprobs) / max(len(ok), 1), 4),
+            "label_counts": {
+                c: sum(lab.label == c for lab in ok) for c in sorted({lab.label for lab in ok})
+            },
+            "agreement": pairs,
+            "performance": perf,
+        }
+        print(json.dumps(result["xstest"], indent=2, default=float))
+        result["calibration_on_human"] = _calibration(ref + labels, items, source)
+        _save(args.out, result)
+
+    if args.pairs:
+        lb = run_import("llmbar", args.data / "llmbar")
+        pool = sorted(it.id for it in lb.items)
+        chosen = set(random.Random(0).sample(pool, min(args.pairs, len(pool))))
+        pairs_items = [it for it in lb.items if it.id in chosen]
+        server = LlamaServer(gguf, threads=args.threads, model=name)
+        with server as url:
+            judge = Judge(
+                "instruction_following", name, base_url=url, cache=args.cache, **LOCAL_DEFAULTS
+            )
+            plabels, pperf = _run(judge, pairs_items, server.cpu_seconds)
+            s = judge.summary
+        gold = {lab.item_id: lab.label for lab in lb.labels if lab.source == "human:gold"}
+        scored = [lab for lab in plabels if lab.status == "ok" and lab.item_id in gold]
+        result["llmbar"] = {
+            "pairs": len(pairs_items),
+            "both_orders_scored": s.pairs,
+            "flips": s.flips,
+            "flip_rate": s.flip_rate,
+            "ok": len(scored),
+            "accuracy_vs_gold": round(
+                sum(lab.label == gold[lab.item_id] for lab in scored) / len(scored), 4
+            )
+            if scored
+            else None,
+            "performance": pperf,
+        }
+        print(json.dumps(result["llmbar"], indent=2, default=float))
+        _save(args.out, result)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
