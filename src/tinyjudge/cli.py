@@ -49,6 +49,7 @@ def _options(
 VERBS = {
     "import": "import_",
     "judge": "judge",
+    "local-server": "local_server",
     "distill": "distill",
     "score": "score",
     "export": "export",

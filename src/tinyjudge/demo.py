@@ -25,7 +25,7 @@ from rich.table import Table
 
 from tinyjudge.records import Item, Label
 
-__all__ = ["run_demo", "bundled_sample", "split_of"]
+__all__ = ["run_demo", "bundled_sample", "split_of", "limit_items"]
 
 RUBRIC = "compliance"
 TEACHER = "judge:gpt-4"
@@ -73,8 +73,26 @@ def _fmt_ci(x: float | None, ci: Sequence[float | None] | None) -> str:
     return f"{x:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
+def limit_items(items: list[Item], split: dict[str, str], limit: int | None) -> list[Item]:
+    """The first ``limit`` items taken in turn from each split (the loop needs all three)."""
+    if limit is None or limit >= len(items):
+        return items
+    queues = [[it for it in items if split[it.id] == name] for name, _ in SPLITS]
+    keep: set[str] = set()
+    for row in range(max(len(q) for q in queues)):
+        for q in queues:
+            if row < len(q) and len(keep) < limit:
+                keep.add(q[row].id)
+    return [it for it in items if it.id in keep]
+
+
 def run_demo(
-    data: Path | None, out_dir: Path, console: Console | None = None, tier: str = "probe"
+    data: Path | None,
+    out_dir: Path,
+    console: Console | None = None,
+    tier: str = "probe",
+    judge: str = "replay",
+    limit: int | None = None,
 ) -> dict[str, Any]:
     """Run the loop and write ``OUT/report.html``; returns the summary figures.
 
@@ -83,7 +101,16 @@ def run_demo(
         out_dir: where every artifact goes (``runs/demo`` by default).
         console: where progress and tables are printed.
         tier: the reward-model tier to distill (``probe`` by default).
+        judge: ``replay`` (recorded GPT-4 verdicts served over HTTP) or ``local``
+            (the live local model behind llama.cpp; needs ``tinyjudge[local]``).
+        limit: run the loop on this many items, taken in turn from each split.
     """
+    from tinyjudge.errors import TinyjudgeError
+
+    if judge not in ("replay", "local"):
+        raise TinyjudgeError(f"--judge {judge!r} is not one of ['replay', 'local']")
+    if limit is not None and limit < 3:
+        raise TinyjudgeError(f"--limit must be at least 3 (one item per split), got {limit}")
     from tinyjudge.audit.report import build_report, write_report
     from tinyjudge.calibrate import calibrate_model, save_model_calibration
     from tinyjudge.commands.calibrate import show_model_calibration
@@ -101,31 +128,42 @@ def run_demo(
 
     with _stage(console, "1. import", timings):
         imported = run_import("xstest", src)
-        items = imported.items
-        recorded = imported.labels
+        split = {it.id: split_of(str(it.get(GROUP))) for it in imported.items}
+        items = limit_items(imported.items, split, limit)
+        kept = {it.id for it in items}
+        recorded = [lab for lab in imported.labels if lab.item_id in kept]
+        split = {i: s for i, s in split.items() if i in kept}
         write_jsonl(out_dir / "items.jsonl", items)
         write_jsonl(out_dir / "recorded_labels.jsonl", recorded)
-        split = {it.id: split_of(str(it.get(GROUP))) for it in items}
         counts = {name: sum(s == name for s in split.values()) for name, _ in SPLITS}
         console.print(
             f"{len(items)} items from {src}; {len(recorded)} recorded labels from "
             f"{len(imported.sources())} sources; prompts split {counts} (items)"
         )
 
-    with _stage(console, "2. judge (recorded GPT-4 verdicts, replayed over HTTP)", timings):
-        with replay_server(recorded, source=TEACHER, items=items, rubric=RUBRIC) as server:
-            judge = Judge(
-                RUBRIC,
-                model="gpt-4",
-                base_url=server.base_url,
-                api_key="replay",
-                concurrency=16,
-                cache=out_dir / "judge.sqlite",
-            )
-            judged = judge.run(items)
-        write_jsonl(out_dir / "judge_labels.jsonl", judged)
-        for line in judge.summary.lines():
-            console.print(f"  {line}")
+    if judge == "local":
+        from tinyjudge.judge.local import local_judge
+
+        with _stage(console, "2. judge (the live local model behind llama.cpp)", timings):
+            with local_judge(RUBRIC, cache=out_dir / "judge_local.sqlite") as live:
+                judged = live.run(items, progress=console)
+            run = live.summary
+    else:
+        with _stage(console, "2. judge (recorded GPT-4 verdicts, replayed over HTTP)", timings):
+            with replay_server(recorded, source=TEACHER, items=items, rubric=RUBRIC) as server:
+                replayed = Judge(
+                    RUBRIC,
+                    model="gpt-4",
+                    base_url=server.base_url,
+                    api_key="replay",
+                    concurrency=16,
+                    cache=out_dir / "judge.sqlite",
+                )
+                judged = replayed.run(items)
+            run = replayed.summary
+    write_jsonl(out_dir / "judge_labels.jsonl", judged)
+    for line in run.lines():
+        console.print(f"  {line}")
 
     _quiet_transformers()
     with _stage(console, f"3. distill the judge into a reward model ({tier} tier)", timings):
@@ -204,7 +242,7 @@ def run_demo(
     summary = {
         "items": len(items),
         "splits": counts,
-        "judge": {"source": judged[0].source, **judge.summary.as_dict()},
+        "judge": {"source": judged[0].source, **run.as_dict()},
         "distill": {"tier": tier, "validation": v, "n_train": result.n_train},
         "calibration": calibration,
         "agreement": pairs,

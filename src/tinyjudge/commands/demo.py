@@ -15,8 +15,12 @@ def command(
     data: Path = typer.Option(None, help="XSTest-shaped folder (default: the bundled sample)"),
     out_dir: Path = typer.Option(Path("runs/demo"), "--out", help="where the demo writes"),
     tier: str = typer.Option("probe", help="reward-model tier: linear, probe or encoder"),
+    judge: str = typer.Option(
+        "replay", "--judge", help="replay (recorded GPT-4 verdicts) or local (a live local model)"
+    ),
+    limit: int = typer.Option(None, "--limit", help="run the loop on N items (all splits)"),
 ) -> None:
     """Run the whole loop on the bundled XSTest sample."""
     from tinyjudge.demo import run_demo
 
-    run_demo(data, out_dir, console=out, tier=tier)
+    run_demo(data, out_dir, console=out, tier=tier, judge=judge, limit=limit)

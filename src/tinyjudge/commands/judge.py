@@ -6,6 +6,7 @@ import json
 import os
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -24,9 +25,29 @@ def command(
     base_url: str = typer.Option(None, "--base-url", help="OpenAI-compatible URL (.../v1)"),
     samples: int = typer.Option(1, "--samples", help="completions per item (self-consistency)"),
     temperature: float = typer.Option(0.0, "--temperature"),
-    concurrency: int = typer.Option(8, "--concurrency", help="items in flight at once"),
-    max_retries: int = typer.Option(4, "--max-retries"),
-    timeout: float = typer.Option(60.0, "--timeout", help="seconds per HTTP request"),
+    concurrency: int = typer.Option(
+        None, "--concurrency", help="items in flight at once [default: 8; --local: 1]"
+    ),
+    max_retries: int = typer.Option(None, "--max-retries", help="[default: 4; --local: 1]"),
+    timeout: float = typer.Option(
+        None, "--timeout", help="seconds per HTTP request [default: 60; --local: 900]"
+    ),
+    max_tokens: int = typer.Option(
+        None, "--max-tokens", help="completion limit [default: 1024; --local: 20, label first]"
+    ),
+    response_format: str = typer.Option(
+        "auto",
+        "--response-format",
+        help="auto (step down when refused), json_schema, json_object, text",
+    ),
+    local: bool = typer.Option(
+        False, "--local", help="start a llama.cpp server with a local model and judge with it"
+    ),
+    gguf: Path = typer.Option(
+        None, "--gguf", help="with --local: a GGUF model (default: the packaged Qwen2.5-1.5B)"
+    ),
+    threads: int = typer.Option(None, "--threads", help="with --local: CPU threads"),
+    n_ctx: int = typer.Option(4096, "--n-ctx", help="with --local: context window in tokens"),
     cache: Path = typer.Option(None, "--cache", help="SQLite cache (default: OUT.cache.sqlite)"),
     no_cache: bool = typer.Option(False, "--no-cache", help="no cache, no resume"),
     replay: Path = typer.Option(None, "--replay", help="answer from recorded labels (no key)"),
@@ -48,10 +69,25 @@ def command(
     item_list = read_items(items)
     if not item_list:
         raise TinyjudgeError(f"{items}: no items")
-    if replay is None and not model:
-        raise TinyjudgeError("--model is required (or --replay LABELS.jsonl to replay a source)")
+    if local and (replay is not None or base_url):
+        raise TinyjudgeError("--local starts its own server: give no --base-url or --replay")
+    if not local and (gguf is not None or threads is not None):
+        raise TinyjudgeError("--gguf and --threads go with --local")
+    if replay is None and not model and not local:
+        raise TinyjudgeError(
+            "--model is required (or --replay LABELS.jsonl to replay a source, "
+            "or --local to judge with a local model)"
+        )
     if replay is not None and base_url:
         raise TinyjudgeError("give either --replay or --base-url, not both")
+    options = _judge_options(
+        local,
+        concurrency=concurrency,
+        max_retries=max_retries,
+        timeout=timeout,
+        max_tokens=max_tokens,
+        response_format=response_format,
+    )
     prices = None
     if price_in is not None or price_out is not None:
         prices = {"input": price_in or 0.0, "output": price_out or 0.0}
@@ -67,20 +103,18 @@ def command(
             base_url = server.base_url
             model = model or "replay-" + replay_source.split(":", 1)[-1]
             api_key = "replay"
-        assert model is not None
-        judge = Judge(
-            rub,
-            model,
-            base_url=base_url,
-            api_key=api_key,
-            samples=samples,
-            temperature=temperature,
-            concurrency=concurrency,
-            max_retries=max_retries,
-            timeout=timeout,
-            cache=cache_path,
-            prices=prices,
+        common = dict(
+            cache=cache_path, prices=prices, samples=samples, temperature=temperature, **options
         )
+        if local:
+            from tinyjudge.judge.local import local_judge
+
+            judge = stack.enter_context(
+                local_judge(rub, gguf=gguf, threads=threads, n_ctx=n_ctx, model=model, **common)
+            )
+        else:
+            assert model is not None
+            judge = Judge(rub, model, base_url=base_url, api_key=api_key, **common)
         labels = judge.run(item_list, progress=err if progress else False)
     write_jsonl(out_path, labels)
     run = judge.summary
@@ -92,3 +126,20 @@ def command(
     if summary is not None:
         with atomic_writer(summary) as fh:
             json.dump(run.as_dict(), fh, indent=2)
+
+
+def _judge_options(local: bool, **given: Any) -> dict[str, Any]:
+    """The Judge options: the local judge's defaults under --local, then what was given."""
+    from tinyjudge.judge._client import RESPONSE_FORMATS
+
+    if given["response_format"] not in RESPONSE_FORMATS:
+        raise TinyjudgeError(
+            f"--response-format {given['response_format']!r} is not one of {list(RESPONSE_FORMATS)}"
+        )
+    options: dict[str, Any] = {}
+    if local:
+        from tinyjudge.judge.local import LOCAL_DEFAULTS
+
+        options.update(LOCAL_DEFAULTS)
+    options.update({k: v for k, v in given.items() if v is not None})
+    return options

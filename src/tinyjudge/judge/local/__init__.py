@@ -70,6 +70,7 @@ def local_judge(
     gguf: str | os.PathLike[str] | None = None,
     threads: int | None = None,
     n_ctx: int = 4096,
+    model: str | None = None,
     **judge_options: Any,
 ) -> Iterator[LocalJudge]:
     """A :class:`Judge` backed by a llama.cpp server that lives as long as the block.
@@ -83,6 +84,8 @@ def local_judge(
         gguf: a GGUF model file; None assembles the packaged default model.
         threads: CPU threads for the server (default: all usable cores).
         n_ctx: the server's context window in tokens.
+        model: the name the server answers to and labels carry (``judge:<model>``);
+            default: the GGUF's file stem, or the packaged model's name.
         **judge_options: :class:`Judge` options; they override :data:`LOCAL_DEFAULTS`.
 
     Raises:
@@ -90,7 +93,7 @@ def local_judge(
             does not verify, or the server does not start.
     """
     path = Path(gguf) if gguf is not None else default_gguf()
-    name = model_name(gguf)
+    name = model or model_name(gguf)
     server = LlamaServer(path, threads=threads, n_ctx=n_ctx, model=name)
     with server:
         yield LocalJudge(rubric, name, server=server, **{**LOCAL_DEFAULTS, **judge_options})

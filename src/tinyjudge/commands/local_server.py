@@ -1,0 +1,42 @@
+"""``tinyjudge local-server``: the local judge's llama.cpp server, kept running for notebooks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ._io import err, out
+
+__all__ = ["command"]
+
+
+def command(
+    gguf: Path = typer.Option(
+        None, "--gguf", help="a GGUF model (default: the packaged Qwen2.5-Coder-1.5B)"
+    ),
+    port: int = typer.Option(0, "--port", help="TCP port on 127.0.0.1 (0: a free one)"),
+    threads: int = typer.Option(None, "--threads", help="CPU threads (default: all usable)"),
+    n_ctx: int = typer.Option(4096, "--n-ctx", help="context window in tokens"),
+) -> None:
+    """Run the local judge's model behind an OpenAI-compatible server until Ctrl-C."""
+    from tinyjudge.judge.local import LlamaServer, default_gguf, model_name
+
+    name = model_name(gguf)
+    server = LlamaServer(
+        gguf or default_gguf(), port=port, threads=threads, n_ctx=n_ctx, model=name
+    )
+    err.print(f"starting {name} ({server.threads} threads)...")
+    with server as base_url:
+        out.print(f"serving {name} at {base_url} (Ctrl-C stops it)")
+        out.print(
+            f'Judge("compliance", "{name}", base_url="{base_url}", label_first=True, '
+            "max_tokens=20, concurrency=1, timeout=900)"
+        )
+        try:
+            assert server.proc is not None
+            code = server.proc.wait()
+        except KeyboardInterrupt:
+            err.print("stopping the server")
+            return
+    raise typer.Exit(1 if code else 0)
