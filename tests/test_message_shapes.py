@@ -230,3 +230,17 @@ def test_content_hash_ignores_kept_extras() -> None:
     a = Item.model_validate({"id": "a", "messages": [user, plain]})
     b = Item.model_validate({"id": "b", "messages": [user, sdk]})
     assert b.messages[1].extra and a.content_hash() == b.content_hash()
+
+
+@pytest.mark.parametrize(
+    ("content", "text"),
+    [
+        ({"temperature": 20}, '{"temperature": 20}'),
+        ([{"city": "Paris"}, {"city": "Rome"}], '[{"city": "Paris"}, {"city": "Rome"}]'),
+        (42, "42"),
+    ],
+    ids=["object", "list-of-records", "number"],
+)
+def test_tool_result_given_as_json_is_its_json_text(content, text: str) -> None:
+    msg = Message.model_validate({"role": "tool", "tool_call_id": "c", "content": content})
+    assert msg.text == text

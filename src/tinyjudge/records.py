@@ -181,12 +181,16 @@ class Message(_Tolerant):
         if isinstance(call, dict) and not data.get("tool_calls"):
             data["tool_calls"] = [{"type": "function", "function": data.pop("function_call")}]
         content = data.get("content")
-        if isinstance(content, list):
+        is_part = lambda p: isinstance(p, str) or (isinstance(p, dict) and "type" in p)  # noqa: E731
+        if isinstance(content, list) and all(is_part(p) for p in content):
             data["content"] = [
                 {"type": "text", "text": p} if isinstance(p, str) else p for p in content
             ]
-        elif isinstance(content, dict):
+        elif isinstance(content, dict) and "type" in content:
             data["content"] = [content]
+        elif isinstance(content, dict | list | int | float | bool):
+            # a tool's JSON result given as an object: its JSON text is the content
+            data["content"] = json.dumps(content, ensure_ascii=False)
         if not data.get("tool_calls"):
             data.pop("tool_calls", None)
         return data
