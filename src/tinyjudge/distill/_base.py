@@ -89,8 +89,17 @@ class RewardModel(ClassifierMixin, BaseEstimator):
         """The (context, response) text this model reads of each single item."""
         return [item_views(it, self.view)[0] for it in items]
 
-    def fit(self, items: Sequence[Item], y: Sequence[str] | np.ndarray) -> RewardModel:
+    def fit(
+        self,
+        items: Sequence[Item],
+        y: Sequence[str] | np.ndarray,
+        sample_weight: Sequence[float] | np.ndarray | None = None,
+    ) -> RewardModel:
         """Fit on items and the teacher's labels (strings) or soft targets (n, k).
+
+        ``sample_weight`` (one non-negative number per item) scales each item's
+        share of the loss on top of the balanced class mass, e.g. to let a
+        person's label count more than a judge's (see :func:`fit_with_people`).
 
         Under the rubric's ``reward_model.combine: worst_answer``, items whose
         dialogue already turned negative at an earlier labelled answer are left
@@ -98,12 +107,13 @@ class RewardModel(ClassifierMixin, BaseEstimator):
         """
         items = list(items)
         Y = self._targets(items, y)
+        w = _check_weights(sample_weight, len(items))
         self.classes_ = list(self.rubric.label_names)
         n_given = len(items)
         if self.rubric.reward_model.combine == "worst_answer":
             keep = self._own_verdicts(items, Y)
-            items, Y = [items[i] for i in keep], Y[keep]
-        self._fit(items, Y)
+            items, Y, w = [items[i] for i in keep], Y[keep], w[keep]
+        self._fit(items, Y, w)
         self.card_ = {
             "data_hash": data_hash(items, Y),
             "n_train": len(items),
@@ -295,7 +305,7 @@ class RewardModel(ClassifierMixin, BaseEstimator):
 
     # -- subclass hooks --------------------------------------------------------
 
-    def _fit(self, items: list[Item], Y: np.ndarray) -> None:
+    def _fit(self, items: list[Item], Y: np.ndarray, sample_weight: np.ndarray) -> None:
         raise NotImplementedError
 
     def _proba(self, items: list[Item]) -> np.ndarray:
@@ -319,13 +329,51 @@ def init_common(model: RewardModel, rubric: Rubric | str, name: str | None) -> N
     model.name = name or f"{model.rubric.id}-{model.tier}"
 
 
-def class_balance(Y: np.ndarray) -> np.ndarray:
-    """Per-row weights that give each class the same total mass ("balanced")."""
-    mass = Y.sum(axis=0)
+def class_balance(Y: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
+    """Per-row weights that give each class the same total mass ("balanced").
+
+    With ``sample_weight`` the mass is the weighted one, and each row's weight
+    includes its own sample weight.
+    """
+    s = np.ones(len(Y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    mass = (Y * s[:, None]).sum(axis=0)
     present = mass > 0
-    w = np.zeros_like(mass)
-    w[present] = Y.shape[0] / (present.sum() * mass[present])
-    return Y @ w
+    w = np.zeros(Y.shape[1])
+    w[present] = s.sum() / (present.sum() * mass[present])
+    return (Y @ w) * s
+
+
+def _check_weights(sample_weight: Any, n: int) -> np.ndarray:
+    if sample_weight is None:
+        return np.ones(n)
+    w = np.asarray(sample_weight, dtype=float)
+    if w.shape != (n,) or not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+        raise TinyjudgeError(
+            f"sample_weight must hold {n} finite, non-negative numbers (not all 0), "
+            f"got shape {w.shape}"
+        )
+    return w
+
+
+def _people_lines(card: dict[str, Any]) -> list[str]:
+    """The card's lines on people's labels, when the model learnt from them too."""
+    if not card.get("human_source"):
+        return []
+    how = {
+        "weighted": "a person's label where there is one, else the judge's; each person's "
+        f"row weighs {card.get('human_weight') or 1:.3g} judge rows",
+        "posterior": "a person's label where there is one; elsewhere P(person | judge's "
+        "label) from the judge's confusion matrix against people",
+        "forward": "forward loss correction by the judge's confusion matrix against people "
+        "(EM on soft targets)",
+        "dawid-skene": "Dawid-Skene soft targets over the judge and the raters",
+        "people": "people's labels only",
+    }.get(card.get("human_method", ""), card.get("human_method", "?"))
+    return [
+        f"- people (label source): `{card['human_source']}`: {card.get('n_human_labels')} "
+        f"human and {card.get('n_judge_labels')} judge labels on the training items "
+        f"({card.get('n_both')} with both); method `{card.get('human_method')}`: {how}",
+    ]
 
 
 def model_card(meta: dict[str, Any], usage: str) -> str:
@@ -341,11 +389,13 @@ def model_card(meta: dict[str, Any], usage: str) -> str:
         f"- reads: view `{rubric.get('reward_model', {}).get('view', 'window')}`, combined "
         f"`{rubric.get('reward_model', {}).get('combine', 'last')}` (the rubric's `reward_model`)",
         f"- teacher (label source): `{card.get('teacher_source', 'unknown')}`",
+        *_people_lines(card),
         f"- training data: {card.get('n_train', '?')} items, hash `{card.get('data_hash', '?')}`"
         + (f", {card['n_unscored']} unscored labels left out" if card.get("n_unscored") else ""),
         f"- format: `{meta['format']}` version {meta['version']}",
         "",
-        "## Validation (agreement with the teacher)",
+        "## Validation (agreement with the teacher"
+        + (" and with people)" if card.get("human_source") else ")"),
         "",
     ]
     val = card.get("validation")

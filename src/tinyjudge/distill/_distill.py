@@ -14,6 +14,7 @@ from tinyjudge.rubric import Rubric, load_rubric
 from ._base import RewardModel, batched
 from ._data import grouped_split, training_set
 from ._load import make_model
+from ._people import DEFAULT_PEOPLE_METHOD, fit_with_people, people_targets
 
 __all__ = ["DistillResult", "distill", "agreement", "score_file"]
 
@@ -47,6 +48,10 @@ def distill(
     group_by: str | None = None,
     val_fraction: float = 0.2,
     seed: int = 0,
+    human: str | None = None,
+    human_method: str = DEFAULT_PEOPLE_METHOD,
+    human_weight: float | None = None,
+    raters: Sequence[str] = (),
     **params: Any,
 ) -> DistillResult:
     """Fit a reward model on ``source``'s labels and validate it on held-out groups.
@@ -63,9 +68,20 @@ def distill(
         group_by: a dotted key (``metadata.prompt_id``) kept on one side of the split.
         val_fraction: share of groups held out.
         seed: the split's seed.
+        human: people's label source (e.g. ``human:final``): learn from ``source``'s
+            labels and these together, to predict what people say (see
+            :mod:`tinyjudge.distill._people`); validation is then against people.
+        human_method: how the two are combined, one of ``PEOPLE_METHODS``.
+        human_weight: the ``weighted`` method's weight of a person's row.
+        raters: human rater sources for ``dawid-skene``.
         **params: options of the tier's estimator (e.g. ``epochs=3`` for ``encoder``).
     """
     rubric = load_rubric(rubric)
+    if human is not None:
+        return _distill_with_people(
+            items, labels, source, rubric, tier, group_by, val_fraction, seed,
+            (human, human_method, human_weight, tuple(raters)), params,
+        )  # fmt: skip
     ts = training_set(items, labels, source, rubric)
     train, val = grouped_split(ts.items, group_by, val_fraction, seed)
     model = make_model(tier, rubric, **params)
@@ -84,6 +100,53 @@ def distill(
         }
     )
     return DistillResult(model, validation, len(train), len(val), ts.n_unscored)
+
+
+def _distill_with_people(
+    items: Sequence[Item],
+    labels: Sequence[Label],
+    source: str,
+    rubric: Rubric,
+    tier: str,
+    group_by: str | None,
+    val_fraction: float,
+    seed: int,
+    people: tuple[str, str, float | None, tuple[str, ...]],
+    params: dict[str, Any],
+) -> DistillResult:
+    """``distill`` with people's labels: split by group, build the targets from the
+    training groups alone, validate against people (and the judge) on the others."""
+    human, method, weight, raters = people
+    everything = people_targets(items, labels, source, human, rubric, method, weight, raters)
+    train, val = grouped_split(everything.items, group_by, val_fraction, seed)
+    train_items = [everything.items[i] for i in train]
+    pt = people_targets(train_items, labels, source, human, rubric, method, weight, raters)
+    model = fit_with_people(make_model(tier, rubric, **params), pt)
+    val_items = [everything.items[i] for i in val]
+    pred = dict(zip((it.id for it in val_items), model.predict(val_items), strict=True))
+    validation: dict[str, Any] = {}
+    for who, src in (("people", human), ("judge", source)):
+        truth = {
+            lab.item_id: lab.label
+            for lab in labels
+            if lab.source == src and lab.status == "ok" and lab.item_id in pred
+        }
+        ids = list(truth)
+        if len({truth[i] for i in ids} | {pred[i] for i in ids}) > 1:
+            got = agreement([truth[i] for i in ids], [pred[i] for i in ids])
+            validation |= {f"{k}_vs_{who}": v for k, v in got.items()}
+        validation[f"n_val_{who}"] = len(ids)
+    n_unscored = sum(1 for lab in labels if lab.source == source and lab.status != "ok")
+    model.card_.update(
+        {
+            "teacher_source": source,
+            "human_source": human,
+            "n_unscored": n_unscored,
+            "group_by": group_by,
+            "validation": validation,
+        }
+    )
+    return DistillResult(model, validation, len(train), len(val), n_unscored)
 
 
 def score_file(

@@ -138,7 +138,7 @@ class EncoderRM(RewardModel):
 
     # -- fitting ---------------------------------------------------------------
 
-    def _fit(self, items: list[Item], Y: np.ndarray) -> None:
+    def _fit(self, items: list[Item], Y: np.ndarray, sample_weight: np.ndarray) -> None:
         import torch
 
         if any(it.is_pairwise for it in items) != self.pairwise or (
@@ -155,9 +155,11 @@ class EncoderRM(RewardModel):
         torch.manual_seed(self.seed)
         self._fit_setup(torch)
         if self.pairwise:
+            if not np.allclose(sample_weight, sample_weight[0]):
+                raise TinyjudgeError("sample weights are not supported for pairwise items")
             self._fit_pairs(items, Y, torch)
         else:
-            self._fit_classes(items, Y, torch)
+            self._fit_classes(items, Y, torch, sample_weight)
         self.model_.eval()
 
     def _fit_setup(self, torch: Any) -> None:
@@ -223,10 +225,12 @@ class EncoderRM(RewardModel):
                 total / math.ceil(n / self.batch_size),
             )
 
-    def _fit_classes(self, items: list[Item], Y: np.ndarray, torch: Any) -> None:
+    def _fit_classes(
+        self, items: list[Item], Y: np.ndarray, torch: Any, sample_weight: np.ndarray
+    ) -> None:
         enc = encode_views(self.tokenizer_, self.views_of(items), self.max_length)
         targets = torch.tensor(Y, dtype=torch.float32)
-        weights = torch.tensor(class_balance(Y), dtype=torch.float32)
+        weights = torch.tensor(class_balance(Y, sample_weight), dtype=torch.float32)
 
         def step(idx: np.ndarray) -> Any:
             rows = [enc.ids[i] for i in idx]
@@ -268,8 +272,8 @@ class EncoderRM(RewardModel):
         )
         self.tokens_dropped_ = ec.dropped + er.dropped
 
-    def fit(self, items: Any, y: Any) -> EncoderRM:
-        super().fit(items, y)
+    def fit(self, items: Any, y: Any, sample_weight: Any = None) -> EncoderRM:
+        super().fit(items, y, sample_weight)
         self.card_["tokens_dropped_at_max_length"] = int(self.tokens_dropped_)
         self.card_["max_length"] = self.max_length
         return self

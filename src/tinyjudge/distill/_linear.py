@@ -196,11 +196,13 @@ class SoftLogistic:
         self.max_iter = max_iter
         self.balanced = balanced
 
-    def fit(self, X: Any, Y: np.ndarray) -> SoftLogistic:
+    def fit(self, X: Any, Y: np.ndarray, sample_weight: np.ndarray | None = None) -> SoftLogistic:
         from sklearn.linear_model import LogisticRegression
 
-        rows, cols = np.nonzero(Y > 0)
-        weight = (Y * class_balance(Y)[:, None])[rows, cols] if self.balanced else Y[rows, cols]
+        s = np.ones(len(Y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        row = class_balance(Y, s) if self.balanced else s
+        rows, cols = np.nonzero((Y > 0) & (row[:, None] > 0))
+        weight = (Y * row[:, None])[rows, cols]
         lr = LogisticRegression(C=self.C, max_iter=self.max_iter)
         Xr = X[rows]
         lr.fit(Xr, cols, sample_weight=weight * len(rows) / weight.sum())
@@ -272,13 +274,13 @@ class LinearRM(RewardModel):
         self.opening_chars = opening_chars
         self.max_features = max_features
 
-    def _fit(self, items: list[Item], Y: np.ndarray) -> None:
+    def _fit(self, items: list[Item], Y: np.ndarray, sample_weight: np.ndarray) -> None:
         _refuse_pairwise(items, self.tier)
         self.features_ = TextFeatures(self.opening_chars, self.max_features, view=self.view).fit(
             items
         )
         self.head_ = SoftLogistic(C=self.C, balanced=self.balanced).fit(
-            self.features_.transform(items), Y
+            self.features_.transform(items), Y, sample_weight
         )
 
     def _proba(self, items: list[Item]) -> np.ndarray:

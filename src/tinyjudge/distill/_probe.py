@@ -126,17 +126,17 @@ class ProbeRM(RewardModel):
             return dense
         return sparse.hstack([self.features_.transform(items), dense], format="csr")
 
-    def _fit(self, items: list[Item], Y: np.ndarray) -> None:
+    def _fit(self, items: list[Item], Y: np.ndarray, sample_weight: np.ndarray) -> None:
         _refuse_pairwise(items, self.tier)
         self.features_ = TextFeatures(self.opening_chars, view=self.view).fit(items)
         enc = self._encoder()
         before = enc.tokens_seen
         X = self._features(items)
         self.tokens_seen_ = enc.tokens_seen - before
-        self.head_ = SoftLogistic(C=self.C).fit(X, Y)
+        self.head_ = SoftLogistic(C=self.C).fit(X, Y, sample_weight)
 
-    def fit(self, items: Any, y: Any) -> ProbeRM:
-        super().fit(items, y)
+    def fit(self, items: Any, y: Any, sample_weight: Any = None) -> ProbeRM:
+        super().fit(items, y, sample_weight)
         self.card_["tokens_seen"] = int(self.tokens_seen_)
         return self
 

@@ -1,0 +1,220 @@
+"""Learn from a judge's labels and people's together, to predict what people say.
+
+A judge labels every item; people label a few. The judge is often wrong in a
+systematic way (GPT-4 calls most partial refusals full compliance on XSTest),
+and a student trained on the judge alone copies the mistake. Every method here
+turns both sources into one training set for any tier, through the two things
+every tier's ``fit`` takes: soft targets (n, k) and per-item sample weights.
+
+Methods (``bench/people_fidelity.py`` compares them on XSTest):
+
+- ``weighted``: a person's label where there is one, else the judge's; each
+  person's row weighs ``human_weight`` (default: as much as all judge-only rows
+  together, shared out among the person-labelled rows).
+- ``posterior``: judge-only rows get ``P(person says h | judge says j)``,
+  estimated from the items both labelled (the judge's confusion matrix against
+  people, with the people's label prior); person-labelled rows their label.
+- ``forward``: forward loss correction, fitted by EM on soft targets: a
+  judge-only row's target is ``P(h | x, judge said j) ~ p_model(h | x) C[h, j]``
+  with the model of the previous round (the first round as ``posterior``).
+- ``dawid-skene``: soft targets from Dawid-Skene over the judge and every
+  human rater source given (``raters``), each with its own confusion matrix.
+- ``people``: people's labels only (the judge is ignored).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from tinyjudge.errors import TinyjudgeError
+from tinyjudge.records import Item, Label, index_labels
+from tinyjudge.rubric import Rubric, load_rubric
+
+from ._data import targets
+
+__all__ = ["PEOPLE_METHODS", "DEFAULT_PEOPLE_METHOD", "PeopleTargets", "people_targets",
+           "fit_with_people", "judge_confusion"]  # fmt: skip
+
+PEOPLE_METHODS = ("weighted", "posterior", "forward", "dawid-skene", "people")
+DEFAULT_PEOPLE_METHOD = "weighted"
+
+
+class PeopleTargets(NamedTuple):
+    """One training set from a judge's and people's labels.
+
+    Attributes:
+        items: every item with a usable label from either source.
+        Y: soft targets (n, k) in rubric label order.
+        weight: per-item sample weights (n,).
+        is_human: True where a person's label is in the target.
+        judge: the judge's soft labels (n, k); zero rows where it gave none.
+        confusion: ``[person label, judge label]`` row-normalised, estimated on
+            the items both labelled (add-half smoothing).
+        method: the method that made the targets.
+        n_judge, n_human, n_both: items the judge labelled, people labelled, both.
+    """
+
+    items: list[Item]
+    Y: np.ndarray
+    weight: np.ndarray
+    is_human: np.ndarray
+    judge: np.ndarray
+    confusion: np.ndarray
+    method: str
+    n_judge: int
+    n_human: int
+    n_both: int
+
+    def card(self) -> dict[str, Any]:
+        """What the model card says about the training labels."""
+        return {
+            "human_method": self.method,
+            "n_judge_labels": self.n_judge,
+            "n_human_labels": self.n_human,
+            "n_both": self.n_both,
+            "human_weight": float(self.weight[self.is_human].mean()) if self.n_human else None,
+        }
+
+
+def _scored(labels: Sequence[Label], source: str, names: Sequence[str]) -> dict[str, Label]:
+    table = index_labels(labels)
+    if source not in table:
+        raise TinyjudgeError(f"no labels with source {source!r}; the labels hold {sorted(table)}")
+    out = {i: lab for i, lab in table[source].items() if lab.status == "ok" and lab.label}
+    bad = next((lab for lab in out.values() if lab.label not in names), None)
+    if bad is not None:
+        raise TinyjudgeError(
+            f"item {bad.item_id!r}: label {bad.label!r} of {source!r} is not offered by the "
+            f"rubric; allowed: {list(names)}"
+        )
+    return out
+
+
+def judge_confusion(judge: np.ndarray, person: np.ndarray, smoothing: float = 0.5) -> np.ndarray:
+    """``C[h, j]`` = P(judge says j | person says h) from rows both labelled (soft judge rows)."""
+    k = judge.shape[1]
+    counts = np.eye(k)[person].T @ judge + smoothing
+    return counts / counts.sum(axis=1, keepdims=True)
+
+
+def _posterior(judge: np.ndarray, C: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """P(h | judge's soft label) = sum_j judge_j * prior_h C[h, j] / sum_h' prior_h' C[h', j]."""
+    joint = prior[:, None] * C  # [h, j]
+    p_h_given_j = (joint / joint.sum(axis=0, keepdims=True)).T  # [j, h]
+    return judge @ p_h_given_j
+
+
+def people_targets(
+    items: Sequence[Item],
+    labels: Sequence[Label],
+    source: str,
+    human: str,
+    rubric: Rubric | str,
+    method: str = DEFAULT_PEOPLE_METHOD,
+    human_weight: float | None = None,
+    raters: Sequence[str] = (),
+) -> PeopleTargets:
+    """Soft targets and sample weights from ``source``'s (a judge's) and ``human``'s labels.
+
+    Args:
+        items: the items; labels of other items are ignored.
+        labels: labels of any sources.
+        source: the judge, e.g. ``judge:gpt-4``.
+        human: the people's source, e.g. ``human:final``.
+        rubric: the rubric of both sources' labels.
+        method: one of :data:`PEOPLE_METHODS` (see the module doc).
+        human_weight: the ``weighted`` method's weight of a person's row
+            (default: judge-only rows / person rows, so both sides weigh the same).
+        raters: human rater sources for ``dawid-skene`` (default: ``human`` alone).
+
+    Raises:
+        TinyjudgeError: an unknown method, a missing source, a label the rubric
+            does not offer, no item people labelled, or no item both labelled.
+    """
+    if method not in PEOPLE_METHODS:
+        raise TinyjudgeError(f"unknown --human method {method!r}; choose one of {PEOPLE_METHODS}")
+    rubric = load_rubric(rubric)
+    names = rubric.label_names
+    k = len(names)
+    judge_of = _scored(labels, source, names)
+    people_of = _scored(labels, human, names)
+    index = {n: j for j, n in enumerate(names)}
+    kept = [it for it in items if it.id in judge_of or it.id in people_of]
+    if method == "people":
+        kept = [it for it in kept if it.id in people_of]
+    is_human = np.array([it.id in people_of for it in kept], dtype=bool)
+    has_judge = np.array([it.id in judge_of for it in kept], dtype=bool)
+    if not is_human.any():
+        raise TinyjudgeError(f"none of the items has a {human!r} label; check --human")
+    J = np.zeros((len(kept), k))
+    J[has_judge] = targets([judge_of[it.id] for it in kept if it.id in judge_of], names)
+    person = np.array([index[people_of[it.id].label] if it.id in people_of else -1 for it in kept])
+    both = is_human & has_judge
+    if not both.any():
+        raise TinyjudgeError(f"no item has both a {source!r} and a {human!r} label")
+    C = judge_confusion(J[both], person[both])
+    prior = (np.bincount(person[is_human], minlength=k) + 0.5) / (is_human.sum() + 0.5 * k)
+    H = np.eye(k)[np.where(is_human, person, 0)]
+    weight = np.ones(len(kept))
+    if method in ("weighted", "people"):
+        Y = np.where(is_human[:, None], H, J)
+        if method == "weighted":
+            even = max(1.0, float((~is_human).sum() / is_human.sum()))
+            weight[is_human] = human_weight if human_weight is not None else even
+    elif method in ("posterior", "forward"):
+        Y = np.where(is_human[:, None], H, _posterior(J, C, prior))
+    else:  # dawid-skene
+        Y = _dawid_skene(kept, labels, J, has_judge, [*(raters or [human])], names)
+    return PeopleTargets(
+        kept, Y, weight, is_human, J, C, method,
+        int(has_judge.sum()), int(is_human.sum()), int(both.sum()),
+    )  # fmt: skip
+
+
+def _dawid_skene(
+    kept: list[Item],
+    labels: Sequence[Label],
+    J: np.ndarray,
+    has_judge: np.ndarray,
+    raters: list[str],
+    names: Sequence[str],
+) -> np.ndarray:
+    from tinyjudge.datasets.importers._aggregate import dawid_skene
+
+    votes = np.zeros((len(kept), 1 + len(raters), len(names)))
+    votes[has_judge, 0] = np.eye(len(names))[J[has_judge].argmax(axis=1)]
+    index = {n: j for j, n in enumerate(names)}
+    for r, rater in enumerate(raters, start=1):
+        of = _scored(labels, rater, names)
+        for i, it in enumerate(kept):
+            if it.id in of:
+                votes[i, r, index[of[it.id].label]] = 1.0
+    return dawid_skene(votes).probs
+
+
+def fit_with_people(model: Any, pt: PeopleTargets, rounds: int = 2) -> Any:
+    """Fit ``model`` (any tier) on :func:`people_targets`' output; returns it.
+
+    ``forward`` runs ``rounds`` more fits after the first, each with the judge-only
+    rows' targets re-weighted by the previous model (EM for the forward-corrected
+    likelihood ``sum_h p(h | x) C[h, j]``); the other methods fit once.
+    """
+    model.fit(pt.items, pt.Y, pt.weight)
+    if pt.method != "forward":
+        return _card(model, pt)
+    judge_only = ~pt.is_human
+    for _ in range(rounds):
+        P = model.predict_proba([pt.items[i] for i in np.flatnonzero(judge_only)])
+        post = P * (pt.judge[judge_only] @ pt.confusion.T)  # p(h|x) * sum_j judge_j C[h, j]
+        Y = pt.Y.copy()
+        Y[judge_only] = post / post.sum(axis=1, keepdims=True)
+        model.fit(pt.items, Y, pt.weight)
+    return _card(model, pt)
+
+
+def _card(model: Any, pt: PeopleTargets) -> Any:
+    model.card_.update(pt.card())
+    return model
