@@ -129,3 +129,26 @@ def test_distill_encoder_tier_from_the_cli(files: Path, tiny_bert: Path, tmp_pat
         "1": "full_refusal",
         "2": "partial_refusal",
     }
+
+
+@pytest.mark.parametrize("method", ["weighted", "posterior"], ids=["weighted", "posterior"])
+def test_distill_with_people(files: Path, tmp_path: Path, method: str) -> None:
+    res = _distill(
+        files, "linear", tmp_path / "m", "--human", "human:final", "--human-method", method
+    )
+    assert res.returncode == 0, res.stderr
+    said = " ".join(res.stdout.split())  # the console wraps long lines
+    assert f"human:final and 400 judge:gpt-4 labels ({method})" in said  # training split
+    assert "agreement with human:final on" in said
+    card = json.loads((tmp_path / "m" / "tinyjudge.json").read_text())["card"]
+    assert card["human_source"] == "human:final" and card["human_method"] == method
+    assert card["validation"]["n_val_people"] > 0
+    assert "people (label source): `human:final`" in (tmp_path / "m" / "README.md").read_text()
+
+
+def test_distill_with_an_unknown_people_method_is_one_line(files: Path, tmp_path: Path) -> None:
+    res = _distill(files, "linear", tmp_path / "m", "--human", "human:final",
+                   "--human-method", "magic")  # fmt: skip
+    assert res.returncode == 2
+    assert "unknown --human method 'magic'" in " ".join(res.stderr.split())
+    assert "Traceback" not in res.stderr

@@ -22,8 +22,22 @@ def command(
     name: str = typer.Option(None, "--name", help="model name (labels get rm:<name>)"),
     param: list[str] = typer.Option([], "--param", help="tier option KEY=VALUE, repeatable"),
     out_dir: Path = typer.Option(..., "--out", help="model directory to write"),
+    human: str = typer.Option(
+        None, "--human", help="people's labels too (e.g. human:final): learn to predict them"
+    ),
+    human_method: str = typer.Option(
+        "weighted",
+        "--human-method",
+        help="weighted | posterior | forward | dawid-skene | people (see docs/distill.md)",
+    ),
+    human_weight: float = typer.Option(
+        None, "--human-weight", help="weighted: one person's row in judge rows (default: even)"
+    ),
+    rater: list[str] = typer.Option(
+        [], "--rater", help="dawid-skene: a human rater source, repeatable (default: --human)"
+    ),
 ) -> None:
-    """Distill a source's labels into a small reward model."""
+    """Distill a source's labels (and, with --human, people's) into a small reward model."""
     import logging
 
     from rich.logging import RichHandler
@@ -47,6 +61,10 @@ def command(
             group_by=group_by,
             val_fraction=val_fraction,
             name=name,
+            human=human,
+            human_method=human_method,
+            human_weight=human_weight,
+            raters=rater,
             **parse_params(param),
         )
         result.model.save(out_dir)
@@ -55,7 +73,20 @@ def command(
         f"{result.model.name} ({tier}): trained on {result.n_train}, validated on {result.n_val}"
         f" ({result.n_unscored} unscored labels left out) -> {out_dir}"
     )
+    if human is None:
+        out.print(
+            f"  agreement with {source}: accuracy {v['accuracy']:.3f}, "
+            f"Cohen's kappa {v['cohen_kappa']:.3f}"
+        )
+        return
+    card = result.model.card_
     out.print(
-        f"  agreement with {source}: accuracy {v['accuracy']:.3f}, "
-        f"Cohen's kappa {v['cohen_kappa']:.3f}"
+        f"  learnt from {card['n_human_labels']} {human} and {card['n_judge_labels']} {source} "
+        f"labels ({human_method})"
     )
+    for who, src in (("people", human), ("judge", source)):
+        if f"cohen_kappa_vs_{who}" in v:
+            out.print(
+                f"  agreement with {src} on {v[f'n_val_{who}']} held-out items: accuracy "
+                f"{v[f'accuracy_vs_{who}']:.3f}, Cohen's kappa {v[f'cohen_kappa_vs_{who}']:.3f}"
+            )
