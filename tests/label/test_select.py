@@ -102,3 +102,33 @@ def test_cheap_scores_take_the_first_scored_machine_source():
     assert cheap_scores(labels[:1], RUBRIC, ["i0"])[0] is None
     with pytest.raises(TinyjudgeError, match="--cheap 'judge:none' has no scored label"):
         cheap_scores(labels, RUBRIC, ["i0"], "judge:none")
+
+
+def test_teach_picks_where_the_model_doubts_the_judge_most():
+    from tinyjudge.label.select import teach_values
+
+    C, P = "full_compliance", "partial_refusal"
+    labels = [
+        _lab("judge:big", "i0", label=C),
+        _lab("rm:small", "i0", label=C, probs={C: 0.9, R: 0.05, P: 0.05}),  # agrees: 0.1
+        _lab("judge:big", "i1", label=C),
+        _lab("rm:small", "i1", label=P, probs={C: 0.2, R: 0.1, P: 0.7}),  # doubts: 0.8
+        _lab("rm:small", "i2", label=R, probs={C: 0.3, R: 0.4, P: 0.3}),  # no judge: 1 - 0.4
+        _lab("human:ann", "i3", label=R),  # no model probs: 0
+    ]
+    model, judge, values = teach_values(labels, RUBRIC, ["i0", "i1", "i2", "i3"])
+    assert (model, judge) == ("rm:small", "judge:big")
+    np.testing.assert_allclose(values, [0.1, 0.8, 0.6, 0.0])
+    sel = Selector(["i0", "i1", "i2", "i3"], "teach", teach=values)
+    assert _drain(sel) == ["i1", "i2", "i0", "i3"]
+    assert sel.next_item({"i1"}) == ("i2", "teach")
+
+
+def test_teach_without_a_reward_model_is_refused():
+    from tinyjudge.label.select import teach_values
+
+    labels = [_lab("judge:big", "i0", label="full_compliance")]
+    with pytest.raises(TinyjudgeError, match="--select teach needs a reward model's prob"):
+        teach_values(labels, RUBRIC, ["i0"])
+    with pytest.raises(TinyjudgeError, match="--select teach needs a reward model's prob"):
+        Selector(IDS, "teach")

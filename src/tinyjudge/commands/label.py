@@ -20,11 +20,15 @@ def command(
     host: str = typer.Option("127.0.0.1", help="bind address; anything but loopback needs --token"),
     port: int = typer.Option(8765, help="TCP port (0: any free port)"),
     select: str = typer.Option(
-        None, help="active|random|sequential (default: active when --cheap exists, else random)"
+        None,
+        help="active|random|sequential|teach (teach: where a reward model doubts the judge, "
+        "for distill --human; default: active when --cheap exists, else random)",
     ),
     budget: int = typer.Option(None, help="stop after this many labels"),
     cheap: str = typer.Option(
-        None, help="judge:/rm: source for active selection (default: the first with scores)"
+        None,
+        help="judge:/rm: source for active selection, rm: source for teach "
+        "(default: the first with scores)",
     ),
     token: str = typer.Option(
         None, envvar="TINYJUDGE_LABEL_TOKEN", help="token to require (needed off loopback)"

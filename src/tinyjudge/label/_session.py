@@ -18,7 +18,7 @@ from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
 
 from ._progress import agreement, rate_estimate
-from .select import SelectMode, Selector, cheap_scores
+from .select import SelectMode, Selector, cheap_scores, teach_values
 from .store import LabelStore, check_reviewer
 
 __all__ = ["LabelSession", "open_session"]
@@ -83,7 +83,12 @@ class LabelSession:
         method: Literal["ppi++", "stratified"] = (
             "stratified" if self.selector.mode == "active" else "ppi++"
         )
-        est = rate_estimate(self.rubric, self.item_ids, mine, cheap, method)
+        # teach order is chosen for the model, not sampled: no rate estimate holds
+        est = (
+            None
+            if self.selector.mode == "teach"
+            else rate_estimate(self.rubric, self.item_ids, mine, cheap, method)
+        )
         return {
             "labelled": len(mine),
             "skipped": sum(a.kind == "skip" for a in answers),
@@ -115,8 +120,9 @@ def open_session(
         rubric: a built-in rubric name, a YAML path or a :class:`Rubric`.
         labels: the labels JSONL file (created when absent); answers are exported to it.
         reviewer: the reviewer's name; answers get the source ``human:<reviewer>``.
-        select: ``active``, ``random`` or ``sequential``; by default ``active`` when a
-            cheap source exists, else ``random``.
+        select: ``active``, ``random``, ``sequential`` or ``teach`` (the item whose label
+            should help a reward model most; needs an ``rm:`` source's probs, ``cheap``
+            names it); by default ``active`` when a cheap source exists, else ``random``.
         budget: stop after this many labels by this reviewer.
         cheap: the judge or reward-model source that drives active selection.
 
@@ -155,9 +161,13 @@ def open_session(
             latest[(lab.source, lab.item_id)] = lab
     machine = list(latest.values())
     ids = list(by_id)
-    source, scores = cheap_scores(machine, rub, ids, cheap)
-    mode: SelectMode = select or ("active" if source else "random")
-    selector = Selector(ids, mode, scores if source else None)
+    if select == "teach":
+        source, judge, values = teach_values(machine, rub, ids, cheap)
+        selector = Selector(ids, "teach", teach=values)
+    else:
+        source, scores = cheap_scores(machine, rub, ids, cheap)
+        mode: SelectMode = select or ("active" if source else "random")
+        selector = Selector(ids, mode, scores if source else None)
     store = LabelStore(labels_path, rub)
     foreign = store.foreign_labels(reviewer)
     if foreign:

@@ -1,5 +1,10 @@
 """Which item a reviewer labels next: in file order, in a random order, or actively.
 
+``teach`` picks the item whose human label should help a distilled model most
+(``distill --human``): where the reward model doubts the judge's label
+(``1 - p_rm(judge's label)``), or, without a judge label, where it is least sure.
+It is not a random sample, so no rate estimate is shown in that order.
+
 ``active`` asks :func:`tinyjudge.estimate.select_for_labelling` for the item
 whose human label shrinks the confidence interval of the behaviour rate fastest,
 given a cheap score (a judge's or a reward model's) for every item: stratified
@@ -19,10 +24,12 @@ from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Label
 from tinyjudge.rubric import Rubric
 
-__all__ = ["SelectMode", "Selector", "cheap_scores", "label_value", "cheap_sources"]
+__all__ = [
+    "SelectMode", "Selector", "cheap_scores", "label_value", "cheap_sources", "teach_values",
+]  # fmt: skip
 
-SelectMode = Literal["active", "random", "sequential"]
-SELECT_MODES: tuple[str, ...] = ("active", "random", "sequential")
+SelectMode = Literal["active", "random", "sequential", "teach"]
+SELECT_MODES: tuple[str, ...] = ("active", "random", "sequential", "teach")
 _CHEAP_PREFIXES = ("judge:", "rm:")
 
 
@@ -97,6 +104,51 @@ def cheap_scores(
     return source, scores
 
 
+def teach_values(
+    labels: Sequence[Label], rubric: Rubric, item_ids: Sequence[str], model: str | None = None
+) -> tuple[str, str | None, np.ndarray]:
+    """How much each item's human label should teach a reward model: its doubt of the judge.
+
+    ``1 - p_model(judge's label)`` where a ``judge:`` source labelled the item, else
+    ``1 - max p_model``; 0 where the model gave no probabilities.
+
+    Args:
+        labels: machine labels (the labels file without people's).
+        rubric: the rubric.
+        item_ids: the items, in order.
+        model: the ``rm:`` source with ``probs`` (default: the first in the file).
+
+    Returns:
+        (the model source, the judge source or None, values of shape ``(len(item_ids),)``).
+
+    Raises:
+        TinyjudgeError: no reward-model source with probabilities for this rubric.
+    """
+    ok = [lab for lab in labels if lab.rubric == rubric.id and lab.status == "ok"]
+    models = list(
+        dict.fromkeys(lab.source for lab in ok if lab.source.startswith("rm:") and lab.probs)
+    )
+    if model is None and models:
+        model = models[0]
+    if model is None or model not in models:
+        raise TinyjudgeError(
+            f"--select teach needs a reward model's probabilities ({model or 'an rm: source'}) "
+            f"in the labels file: run `tinyjudge score MODEL ITEMS` and add its labels; "
+            f"rm: sources with probs: {models}"
+        )
+    judges = list(dict.fromkeys(lab.source for lab in ok if lab.source.startswith("judge:")))
+    judge = judges[0] if judges else None
+    probs = {lab.item_id: lab.probs for lab in ok if lab.source == model}
+    said = {lab.item_id: lab.label for lab in ok if lab.source == judge}
+    values = np.zeros(len(item_ids))
+    for i, item_id in enumerate(item_ids):
+        p = probs.get(item_id)
+        if p:
+            j = said.get(item_id)
+            values[i] = 1.0 - (p.get(j, 0.0) if j is not None else max(p.values()))
+    return model, judge, values
+
+
 def _seed(*parts: object) -> int:
     blob = "\x1f".join(str(p) for p in parts).encode()
     return int.from_bytes(hashlib.sha256(blob).digest()[:8], "little")
@@ -110,6 +162,7 @@ class Selector:
         mode: ``sequential`` (file order), ``random`` (one fixed shuffle, so a restart
             continues the same order) or ``active``.
         cheap: cheap scores in [0, 1] per item; required for ``active``.
+        teach: :func:`teach_values` per item; required for ``teach`` (highest first).
 
     Every reviewer gets the same order (the same shuffle; the same active pick from the
     same labelled set), so two reviewers label the same items and their agreement can
@@ -117,7 +170,11 @@ class Selector:
     """
 
     def __init__(
-        self, item_ids: Sequence[str], mode: SelectMode, cheap: np.ndarray | None = None
+        self,
+        item_ids: Sequence[str],
+        mode: SelectMode,
+        cheap: np.ndarray | None = None,
+        teach: np.ndarray | None = None,
     ) -> None:
         if mode not in SELECT_MODES:
             raise TinyjudgeError(f"--select {mode!r} is not one of {list(SELECT_MODES)}")
@@ -126,9 +183,12 @@ class Selector:
                 "--select active needs a cheap score per item: a judge: or rm: source with "
                 "scores or probs in the labels file (see --cheap), or use --select random"
             )
+        if mode == "teach" and teach is None:
+            raise TinyjudgeError("--select teach needs a reward model's probabilities per item")
         self.item_ids = list(item_ids)
         self.mode = mode
         self.cheap = cheap
+        self.teach = teach
 
     def next_item(self, done: set[str]) -> tuple[str, str] | None:
         """The next item among those not in ``done`` (a reviewer's answered and skipped
@@ -146,6 +206,10 @@ class Selector:
             )
             first = next(i for i in order if self.item_ids[i] not in done)
             return self.item_ids[int(first)], "random"
+        if self.mode == "teach":
+            assert self.teach is not None
+            best = max(todo, key=lambda i: (self.teach[i], -i))  # ties: file order
+            return self.item_ids[best], "teach"
         from tinyjudge.estimate import select_for_labelling
 
         assert self.cheap is not None
