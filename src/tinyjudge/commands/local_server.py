@@ -28,10 +28,11 @@ def command(
     )
     err.print(f"starting {name} ({server.threads} threads)...")
     with server as base_url:
-        out.print(f"serving {name} at {base_url} (Ctrl-C stops it)")
+        out.print(f"serving {name} at {base_url} (Ctrl-C stops it)", soft_wrap=True)
         out.print(
             f'Judge("compliance", "{name}", base_url="{base_url}", label_first=True, '
-            "max_tokens=20, concurrency=1, timeout=900)"
+            "max_tokens=20, concurrency=1, timeout=900)",
+            soft_wrap=True,
         )
         try:
             assert server.proc is not None
@@ -39,4 +40,6 @@ def command(
         except KeyboardInterrupt:
             err.print("stopping the server")
             return
-    raise typer.Exit(1 if code else 0)
+    if code:
+        err.print(f"the server exited with code {code}")
+        raise typer.Exit(1)
