@@ -18,7 +18,12 @@ def command(
     judge: str = typer.Option(
         "replay", "--judge", help="replay (recorded GPT-4 verdicts) or local (a live local model)"
     ),
-    limit: int = typer.Option(None, "--limit", help="run the loop on N items (all splits)"),
+    limit: int = typer.Option(
+        None,
+        "--limit",
+        help="run the loop on N items from all splits (the reward model needs two classes "
+        "among the train items: 30 or more)",
+    ),
 ) -> None:
     """Run the whole loop on the bundled XSTest sample."""
     from tinyjudge.demo import run_demo
