@@ -1,17 +1,13 @@
-"""Shared fixtures: paths to the repository's and the shared real data."""
+"""Shared fixtures: paths to the repository's and the shared real data, the command line."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(os.environ.get("TINYJUDGE_SHARED_DATA", REPO.parent / "shared" / "data"))
+from support import REPO, SHARED_DATA, XSTEST_SAMPLE, run_tinyjudge
 
 
 @pytest.fixture(autouse=True)
@@ -38,26 +34,7 @@ def shared_data() -> Path:
 @pytest.fixture
 def xstest_sample() -> Path:
     """The bundled XSTest sample (500 rows), always present."""
-    return REPO / "data" / "xstest_sample"
-
-
-def run_tinyjudge(
-    *args: str | os.PathLike[str],
-    env: dict[str, str] | None = None,
-    cwd: Path | None = None,
-    timeout: float = 300,
-) -> subprocess.CompletedProcess[str]:
-    """``tinyjudge ARGS...`` as a user runs it: a fresh process, output captured as text."""
-    script = Path(sys.executable).with_name("tinyjudge")
-    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "tinyjudge.cli"]
-    return subprocess.run(
-        [*cmd, *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "COLUMNS": "120", **(env or {})},
-        cwd=cwd,
-    )
+    return XSTEST_SAMPLE
 
 
 @pytest.fixture

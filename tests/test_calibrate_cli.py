@@ -4,23 +4,18 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from support import run_tinyjudge
 
 from tinyjudge.calibrate import TemperatureScaling, load_calibrator
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.datasets.jsonl import read_items, read_labels, write_jsonl
 from tinyjudge.distill import distill, load_model
 
-
-def _tinyjudge(*args: str | Path) -> subprocess.CompletedProcess:
-    script = Path(sys.executable).with_name("tinyjudge")
-    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "tinyjudge.cli"]
-    return subprocess.run([*cmd, *map(str, args)], capture_output=True, text=True, timeout=300)
+_tinyjudge = run_tinyjudge
 
 
 @pytest.fixture

@@ -3,34 +3,21 @@
 from __future__ import annotations
 
 import csv
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from support import run_tinyjudge
 
 from tinyjudge.datasets.jsonl import count_lines, read_items, read_labels
 
 VERBS = ["import", "judge", "distill", "calibrate", "score", "audit", "estimate", "serve", "demo"]
 
 
-def _tinyjudge() -> list[str]:
-    script = Path(sys.executable).with_name("tinyjudge")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "tinyjudge.cli"]
-
-
 def run(*args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None):
-    return subprocess.run(
-        [*_tinyjudge(), *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
-        cwd=cwd,
-    )
+    return run_tinyjudge(*args, env=env, cwd=cwd, timeout=120)
 
 
 def _one_error_line(proc: subprocess.CompletedProcess) -> str:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support import run_tinyjudge
 
 from tinyjudge.datasets.jsonl import write_jsonl
 from tinyjudge.hints import export_hints, hint_records
@@ -44,9 +44,7 @@ EXPECTED = [
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tinyjudge.cli", *args], capture_output=True, text=True, timeout=120
-    )
+    return run_tinyjudge(*args, timeout=120)
 
 
 def _read(path: Path) -> list[dict]:

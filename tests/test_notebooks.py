@@ -11,17 +11,15 @@ their files under ``TINYJUDGE_RUNS`` (here a temporary folder), and read
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 import nbclient
 import nbformat
 import pytest
+from support import REPO, SHARED_DATA
 
-REPO = Path(__file__).resolve().parents[1]
 # As in tests/conftest.py.
-SHARED_DATA = Path(os.environ.get("TINYJUDGE_SHARED_DATA", REPO.parent / "shared" / "data"))
 NOTEBOOK_DIR = REPO / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 KERNEL = "tinyjudge-test"

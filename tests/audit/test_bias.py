@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
+from support import SHARED_DATA
 
 from tinyjudge.audit.bias import (
     DEFAULT_INJECTION,
@@ -24,10 +24,6 @@ from tinyjudge.audit.bias import (
 )
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label, Message
-
-SHARED_DATA = Path(
-    os.environ.get("TINYJUDGE_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data")
-)
 
 
 def _pair_label(item_id: str, ab: str | None, ba: str | None, source: str = "judge:x") -> Label:

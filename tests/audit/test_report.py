@@ -5,13 +5,12 @@ from __future__ import annotations
 import base64
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
+from support import run_tinyjudge
 
 from tinyjudge.audit.agreement import krippendorff_alpha, pair_labels
 from tinyjudge.audit.report import build_report, write_report
@@ -23,10 +22,7 @@ from tinyjudge.records import Label
 CLASSES = ["full_compliance", "full_refusal", "partial_refusal"]
 
 
-def _tinyjudge(*args: str | Path) -> subprocess.CompletedProcess:
-    script = Path(sys.executable).with_name("tinyjudge")
-    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "tinyjudge.cli"]
-    return subprocess.run([*cmd, *map(str, args)], capture_output=True, text=True, timeout=300)
+_tinyjudge = run_tinyjudge
 
 
 def _soft_judge(labels: list[Label], seed: int = 0) -> list[Label]:

@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from support import run_tinyjudge
 
 from tinyjudge.datasets.importers import IMPORTERS, run_import
 from tinyjudge.datasets.importers.sycon import import_sycon
@@ -389,15 +390,8 @@ def test_tau_bench_reward_that_is_not_0_or_1_is_unscored(tmp_path: Path) -> None
 def test_cli_import(
     shared_data: Path, tmp_path: Path, name: str, n_items: int, source: str
 ) -> None:
-    import subprocess
-    import sys
-
     out = tmp_path / name
-    done = subprocess.run(
-        [sys.executable, "-m", "tinyjudge.cli", "import", name, str(shared_data / name),
-         "--out", str(out)],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    done = run_tinyjudge("import", name, shared_data / name, "--out", out)
     assert done.returncode == 0, done.stderr
     assert f"{name}: {n_items} items, {n_items} labels" in done.stdout
     assert source in done.stdout

@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support import run_tinyjudge
 
 from tinyjudge.datasets.importers import Imported
 from tinyjudge.datasets.jsonl import read_labels, write_jsonl
 
-
-def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tinyjudge.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+_run = run_tinyjudge
 
 
 def _distill(files: Path, tier: str, out: Path, *extra: str | Path):

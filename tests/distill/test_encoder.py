@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support import run_tinyjudge
 
 from tinyjudge.distill import (
     EncoderRM,
@@ -123,12 +124,7 @@ def test_onnx_export_matches_torch_and_scores(fitted, saved: Path, small) -> Non
 
 
 def test_export_cli(saved: Path, tmp_path: Path) -> None:
-    res = subprocess.run(
-        [sys.executable, "-m", "tinyjudge.cli", "export", str(saved), "--onnx"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    res = run_tinyjudge("export", saved, "--onnx")
     assert res.returncode == 0, res.stderr
     assert "max |logit difference| vs torch" in res.stdout
 
@@ -142,12 +138,7 @@ def test_export_cli_errors(xs_set, tmp_path: Path, flags, match) -> None:
     from tinyjudge.distill import LinearRM
 
     d = LinearRM().fit(xs_set.items[:60], xs_set.y_hard[:60]).save(tmp_path / "lin")
-    res = subprocess.run(
-        [sys.executable, "-m", "tinyjudge.cli", "export", str(d), *flags],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    res = run_tinyjudge("export", d, *flags, timeout=120)
     assert res.returncode == 2 and match in res.stderr
 
 

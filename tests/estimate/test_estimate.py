@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from support import SHARED_DATA, run_tinyjudge
 
 from tinyjudge.datasets.jsonl import write_jsonl
 from tinyjudge.errors import TinyjudgeError
@@ -32,10 +31,7 @@ from tinyjudge.estimate import (
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import load_rubric
 
-# As in conftest.py; a module-scoped fixture cannot use the function-scoped `shared_data`.
-SHARED_DATA = Path(
-    os.environ.get("TINYJUDGE_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data")
-)
+# A module-scoped fixture cannot use the function-scoped `shared_data`.
 
 # ---------------------------------------------------------------- hand-derived values
 
@@ -428,8 +424,7 @@ def test_xstest_subsampled_human_labels_cover_the_full_rate(xstest_full, cheap: 
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tinyjudge.cli", *args], capture_output=True,
-                          text=True, timeout=120, env={**os.environ, "COLUMNS": "120"})  # fmt: skip
+    return run_tinyjudge(*args, env={"COLUMNS": "120"}, timeout=120)
 
 
 def test_cli_estimate_on_xstest(xstest_full, tmp_path: Path) -> None:

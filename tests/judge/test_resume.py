@@ -6,12 +6,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 from judge_helpers import single, verdict
+from support import tinyjudge_command
 
 from tinyjudge.datasets.jsonl import read_labels, write_jsonl
 from tinyjudge.judge import Reply, Request, Store
@@ -22,7 +22,7 @@ CONCURRENCY = 4
 
 def _cli(items: Path, out: Path, url: str, summary: Path) -> list[str]:
     return [
-        sys.executable, "-m", "tinyjudge.cli", "judge", str(items),
+        *tinyjudge_command(), "judge", str(items),
         "--rubric", "compliance", "--model", "m", "--base-url", url,
         "--out", str(out), "--concurrency", str(CONCURRENCY), "--no-progress",
         "--summary", str(summary),

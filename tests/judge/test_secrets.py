@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from judge_helpers import single, verdict
+from support import run_tinyjudge
 
 from tinyjudge.datasets.jsonl import write_jsonl
 from tinyjudge.judge import Fault, Judge, Reply, Request
@@ -31,13 +29,12 @@ def test_the_key_is_in_no_artifact(serve, tmp_path: Path) -> None:
     items = tmp_path / "items.jsonl"
     write_jsonl(items, [single(i) for i in range(4)])
     out = tmp_path / "out" / "labels.jsonl"
-    env = {**os.environ, "OPENAI_API_KEY": KEY, "OPENAI_LOG": "debug"}
-    cmd = [
-        sys.executable, "-m", "tinyjudge.cli", "judge", str(items), "--rubric", "compliance",
-        "--model", "m", "--base-url", srv.base_url, "--out", str(out), "--max-retries", "1",
-        "--summary", str(tmp_path / "out" / "summary.json"),
-    ]  # fmt: skip
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    env = {"OPENAI_API_KEY": KEY, "OPENAI_LOG": "debug"}
+    done = run_tinyjudge(
+        "judge", items, "--rubric", "compliance", "--model", "m", "--base-url", srv.base_url,
+        "--out", out, "--max-retries", "1", "--summary", tmp_path / "out" / "summary.json",
+        env=env,
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     # The key was really used: the endpoint got it.
     assert seen_auth and all(a == f"Bearer {KEY}" for a in seen_auth)

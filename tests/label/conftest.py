@@ -7,7 +7,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from support import run_tinyjudge, tinyjudge_command
 
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.datasets.jsonl import write_jsonl
@@ -106,7 +106,7 @@ class Server:
 
 
 def _launch(args: list[str], env: dict[str, str] | None = None) -> Server:
-    cmd = [sys.executable, "-m", "tinyjudge.cli", "label", *args]
+    cmd = [*tinyjudge_command(), "label", *args]
     proc = subprocess.Popen(
         cmd,
         stdout=subprocess.PIPE,
@@ -154,13 +154,7 @@ def start_server() -> Iterator[Callable[..., Server]]:
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run ``tinyjudge label`` to completion (for start-up refusals)."""
-    return subprocess.run(
-        [sys.executable, "-m", "tinyjudge.cli", "label", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "COLUMNS": "400", **(env or {})},
-    )
+    return run_tinyjudge("label", *args, env={"COLUMNS": "400", **(env or {})}, timeout=120)
 
 
 @pytest.fixture

@@ -5,21 +5,15 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
+from support import run_tinyjudge
 
 from tinyjudge.datasets.jsonl import read_labels
 
 
 def _tinyjudge(*args: str, cwd) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tinyjudge.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=cwd,
-    )
+    return run_tinyjudge(*args, cwd=cwd, timeout=600)
 
 
 def test_fifty_labels_feed_audit_and_calibrate_with_no_conversion(start_server, xstest_data):
