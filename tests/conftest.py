@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import REPO, SHARED_DATA, XSTEST_SAMPLE, run_tinyjudge
+from support import REPO, SHARED_DATA, XSTEST_SAMPLE, real_data, run_tinyjudge
 
 
 @pytest.fixture(autouse=True)
@@ -29,6 +29,22 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real data not present at {SHARED_DATA}")
     return SHARED_DATA
+
+
+@pytest.fixture
+def data_dir() -> Callable[[str], Path]:
+    """A public set's folder: ``../shared/data/NAME``, else its slice in tests/fixtures/data.
+
+    A test that needs the set skips (saying why) when neither is there.
+    """
+
+    def find(name: str) -> Path:
+        got = real_data(name)
+        if got is None:
+            pytest.skip(f"{name}: no data at {SHARED_DATA / name} and no bundled slice")
+        return got
+
+    return find
 
 
 @pytest.fixture

@@ -14,8 +14,35 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("TINYJUDGE_SHARED_DATA", REPO.parent / "shared" / "data"))
 XSTEST_SAMPLE = REPO / "data" / "xstest_sample"
+# Small licensed slices of the shared sets, laid out as there (each with its SOURCE.md).
+DATA_SLICES = REPO / "tests" / "fixtures" / "data"
 
-__all__ = ["REPO", "SHARED_DATA", "XSTEST_SAMPLE", "run_tinyjudge", "tinyjudge_command"]
+__all__ = [
+    "REPO",
+    "SHARED_DATA",
+    "XSTEST_SAMPLE",
+    "DATA_SLICES",
+    "real_data",
+    "is_slice",
+    "run_tinyjudge",
+    "tinyjudge_command",
+]
+
+
+def real_data(name: str) -> Path | None:
+    """A public set's folder: ``../shared/data/NAME`` when present, else its bundled slice.
+
+    None when neither exists (the caller skips, saying why).
+    """
+    for root in (SHARED_DATA, DATA_SLICES):
+        if (root / name).is_dir():
+            return root / name
+    return None
+
+
+def is_slice(path: Path) -> bool:
+    """Whether ``path`` is in a bundled slice (figures of the whole set do not apply)."""
+    return DATA_SLICES in Path(path).parents
 
 
 def tinyjudge_command() -> list[str]:
