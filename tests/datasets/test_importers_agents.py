@@ -264,20 +264,20 @@ def test_who_and_when_without_runs_is_an_error(tmp_path: Path) -> None:
 # --- tau-bench --------------------------------------------------------------
 
 
-def test_tau_bench_round_trips_messages_tool_calls_and_rewards(
-    shared_data: Path, tmp_path: Path
-) -> None:
-    path = shared_data / "tau_bench" / "historical_trajectories" / "gpt-4o-airline.json"
+def test_tau_bench_round_trips_messages_tool_calls_and_rewards(data_dir, tmp_path: Path) -> None:
+    root = data_dir("tau_bench")
+    part = is_slice(root)  # 9 runs, 3 with a failed tool call (counted in SOURCE.md)
+    path = root / "historical_trajectories" / "gpt-4o-airline.json"
     runs = json.loads(path.read_text(encoding="utf-8"))
-    items, labels = _round_trip("tau_bench", shared_data / "tau_bench", tmp_path)
-    assert len(items) == len(runs) == 200
+    items, labels = _round_trip("tau_bench", root, tmp_path)
+    assert len(items) == len(runs) == (9 if part else 200)
     msgs = [m for it in items for m in it.messages]
     src_msgs = [m for r in runs for m in r["traj"]]
     assert len(msgs) == len(src_msgs)
     assert Counter(m.role for m in msgs) == Counter(m["role"] for m in src_msgs)
     calls = [c for m in msgs for c in m.tool_calls or []]
     src_calls = [c for m in src_msgs for c in m.get("tool_calls") or []]
-    assert len(calls) == len(src_calls) == 1164
+    assert len(calls) == len(src_calls) == (68 if part else 1164)
     assert [(c.id, c.function.name, c.function.arguments) for c in calls] == [
         (c["id"], c["function"]["name"], c["function"]["arguments"]) for c in src_calls
     ]
@@ -301,7 +301,7 @@ def test_tau_bench_round_trips_messages_tool_calls_and_rewards(
     assert Counter(lab.score for lab in labels) == Counter(float(r["reward"]) for r in runs)
     assert {lab.source for lab in labels} == {"rule:reward"}
     with_errors = [it for it in items if it.metadata["tool_error_steps"]]
-    assert len(with_errors) == 36  # as the data's README says
+    assert len(with_errors) == (3 if part else 36)  # as the data's README says
     for it in with_errors:
         for i in it.metadata["tool_error_steps"]:
             assert it.messages[i].role == "tool" and it.messages[i].text.startswith("Error")
@@ -385,7 +385,7 @@ def test_tau_bench_reward_that_is_not_0_or_1_is_unscored(tmp_path: Path) -> None
 @pytest.mark.parametrize(
     ("name", "n_items", "source"),
     [("sycon", (4000, None), "judge:gpt-4o"), ("who_and_when", (126, 8), "human:who_and_when"),
-     ("tau_bench", (200, None), "rule:reward")],
+     ("tau_bench", (200, 9), "rule:reward")],
     ids=["sycon", "who_and_when", "tau_bench"],
 )  # fmt: skip
 def test_cli_import(
