@@ -194,7 +194,10 @@ def main() -> None:
             "performance": perf,
         }
         print(json.dumps(result["xstest"], indent=2, default=float))
-        result["calibration_on_human"] = _calibration(ref + labels, items, source)
+        try:
+            result["calibration_on_human"] = _calibration(ref + labels, items, source)
+        except Exception as e:  # too few items for cross-fitting: say so, keep the rest
+            result["calibration_on_human"] = {"error": f"{type(e).__name__}: {e}"}
         _save(args.out, result)
 
     if args.pairs:
