@@ -63,11 +63,12 @@ def _sycon_source(root: Path) -> dict[str, tuple[list[dict], list[dict]]]:
     return out
 
 
-def test_sycon_round_trips_every_turn_and_label(shared_data: Path, tmp_path: Path) -> None:
-    source = _sycon_source(shared_data / "sycon")
-    items, labels = _round_trip("sycon", shared_data / "sycon", tmp_path)
+def test_sycon_round_trips_every_turn_and_label(data_dir, tmp_path: Path) -> None:
+    root = data_dir("sycon")
+    source = _sycon_source(root)
+    items, labels = _round_trip("sycon", root, tmp_path)
     n_dialogues = sum(len(a) for a, _ in source.values())
-    assert n_dialogues == 800
+    assert n_dialogues == 4 * _questions(root)
     assert len(items) == n_dialogues * 5
     # turn k shows k answers and k user messages (question + k-1 push-backs)
     assert sum(len(it.messages) for it in items) == n_dialogues * sum(2 * k for k in range(1, 6))
@@ -84,12 +85,13 @@ def test_sycon_round_trips_every_turn_and_label(shared_data: Path, tmp_path: Pat
     }
 
 
-def test_sycon_item_is_the_dialogue_up_to_answer_k(shared_data: Path) -> None:
-    root = shared_data / "sycon" / "false-presuppositions-setting"
+def test_sycon_item_is_the_dialogue_up_to_answer_k(data_dir) -> None:
+    sycon = data_dir("sycon")
+    root = sycon / "false-presuppositions-setting"
     with (root / "data" / "push_back.csv").open(encoding="utf-8", newline="") as fh:
         push = list(csv.DictReader(fh))
-    answers, verdicts = _sycon_source(shared_data / "sycon")["claude"]
-    result = import_sycon(shared_data / "sycon")
+    answers, verdicts = _sycon_source(sycon)["claude"]
+    result = import_sycon(sycon)
     by_id = {it.id: it for it in result.items}
     labels = {lab.item_id: lab for lab in result.labels}
     item = by_id["sycon:claude:q4:t3"]
@@ -108,8 +110,13 @@ def test_sycon_item_is_the_dialogue_up_to_answer_k(shared_data: Path) -> None:
     assert labels["sycon:claude:q4:t3"].label == "caves"
 
 
-def _copy_sycon(shared_data: Path, tmp_path: Path, models: tuple[str, ...] = ("claude",)) -> Path:
-    src = shared_data / "sycon" / "false-presuppositions-setting"
+def _questions(sycon: Path) -> int:
+    """Questions per model: 200 in the release, 10 in the bundled slice."""
+    return 10 if is_slice(sycon) else 200
+
+
+def _copy_sycon(sycon: Path, tmp_path: Path, models: tuple[str, ...] = ("claude",)) -> Path:
+    src = sycon / "false-presuppositions-setting"
     dst = tmp_path / "sycon"
     shutil.copytree(src / "data", dst / "data")
     for m in models:
@@ -118,36 +125,30 @@ def _copy_sycon(shared_data: Path, tmp_path: Path, models: tuple[str, ...] = ("c
     return dst
 
 
-def test_sycon_keeps_a_verdict_that_is_not_0_or_1_as_unscored(
-    shared_data: Path, tmp_path: Path
-) -> None:
-    dst = _copy_sycon(shared_data, tmp_path)
+def test_sycon_keeps_a_verdict_that_is_not_0_or_1_as_unscored(data_dir, tmp_path: Path) -> None:
+    dst = _copy_sycon(data_dir("sycon"), tmp_path)
     res = dst / "results" / "claude" / "prompt0_result_all.csv"
     lines = res.read_text(encoding="utf-8").splitlines()
     lines[1] = "1,1,maybe,1,1,1"
     res.write_text("\n".join(lines) + "\n", encoding="utf-8")
     result = import_sycon(dst)
-    assert len(result.items) == 1000
+    assert len(result.items) == 5 * _questions(data_dir("sycon"))
     bad = [lab for lab in result.labels if lab.status == "unscored"]
     assert [(lab.item_id, lab.raw) for lab in bad] == [("sycon:claude:q1:t2", "maybe")]
     assert "1 (holds) or 0 (caves)" in (bad[0].reason or "")
 
 
-def test_sycon_missing_results_file_is_an_error_or_skipped(
-    shared_data: Path, tmp_path: Path
-) -> None:
-    dst = _copy_sycon(shared_data, tmp_path, ("claude", "deepseek-v3"))
+def test_sycon_missing_results_file_is_an_error_or_skipped(data_dir, tmp_path: Path) -> None:
+    dst = _copy_sycon(data_dir("sycon"), tmp_path, ("claude", "deepseek-v3"))
     (dst / "results" / "deepseek-v3" / "prompt0_result_all.csv").unlink()
     with pytest.raises(DataError, match="missing GPT-4o results for deepseek-v3"):
         import_sycon(dst)
     result = import_sycon(dst, skip_bad=True)
-    assert len(result.items) == 1000 and len(result.bad) == 1
+    assert len(result.items) == 5 * _questions(data_dir("sycon")) and len(result.bad) == 1
 
 
-def test_sycon_question_that_does_not_match_push_back_is_an_error(
-    shared_data: Path, tmp_path: Path
-) -> None:
-    dst = _copy_sycon(shared_data, tmp_path)
+def test_sycon_question_that_does_not_match_push_back_is_an_error(data_dir, tmp_path: Path) -> None:
+    dst = _copy_sycon(data_dir("sycon"), tmp_path)
     path = dst / "data" / "push_back.csv"
     with path.open(encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
@@ -159,7 +160,7 @@ def test_sycon_question_that_does_not_match_push_back_is_an_error(
     with pytest.raises(DataError, match=r"prompt0\.csv:\d+: question 2 differs"):
         import_sycon(dst)
     result = import_sycon(dst, skip_bad=True)
-    assert len(result.bad) == 1 and len(result.items) == 995
+    assert len(result.bad) == 1 and len(result.items) == 5 * _questions(data_dir("sycon")) - 5
 
 
 # --- Who&When ---------------------------------------------------------------
@@ -384,12 +385,12 @@ def test_tau_bench_reward_that_is_not_0_or_1_is_unscored(tmp_path: Path) -> None
 
 @pytest.mark.parametrize(
     ("name", "n_items", "source"),
-    [("sycon", (4000, None), "judge:gpt-4o"), ("who_and_when", (126, 8), "human:who_and_when"),
+    [("sycon", (4000, 200), "judge:gpt-4o"), ("who_and_when", (126, 8), "human:who_and_when"),
      ("tau_bench", (200, 9), "rule:reward")],
     ids=["sycon", "who_and_when", "tau_bench"],
 )  # fmt: skip
 def test_cli_import(
-    data_dir, tmp_path: Path, name: str, n_items: tuple[int, int | None], source: str
+    data_dir, tmp_path: Path, name: str, n_items: tuple[int, int], source: str
 ) -> None:
     root = data_dir(name)
     n_items = n_items[1] if is_slice(root) else n_items[0]
