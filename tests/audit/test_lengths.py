@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support import is_slice
 
 from tinyjudge.audit.lengths import (
     estimate_token_counter,
@@ -87,10 +88,11 @@ def test_plot_writes_a_png_atomically(tmp_path: Path) -> None:
     assert [p.name for p in out.parent.iterdir()] == ["lengths.png"]
 
 
-def test_tau_bench_lengths_match_the_source(shared_data: Path) -> None:
-    path = shared_data / "tau_bench" / "historical_trajectories" / "gpt-4o-airline.json"
+def test_tau_bench_lengths_match_the_source(data_dir) -> None:
+    root = data_dir("tau_bench")
+    path = root / "historical_trajectories" / "gpt-4o-airline.json"
     runs = json.loads(path.read_text(encoding="utf-8"))
-    items = import_tau_bench(shared_data / "tau_bench").items
+    items = import_tau_bench(root).items
     got = item_lengths(items)
     assert got["messages"].tolist() == [len(r["traj"]) for r in runs]
     assert got["tool_calls"].tolist() == [
@@ -101,4 +103,4 @@ def test_tau_bench_lengths_match_the_source(shared_data: Path) -> None:
         for r in runs
     ]
     assert got["tool_errors"].tolist() == errors
-    assert int(np.count_nonzero(got["tool_errors"])) == 36
+    assert int(np.count_nonzero(got["tool_errors"])) == (3 if is_slice(root) else 36)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from support import is_slice
 
 from tinyjudge.judge import build_messages, is_tool_error, window_messages
 from tinyjudge.records import Item, Message, ToolCall, ToolFunction
@@ -103,16 +103,18 @@ def test_tool_error_detection(content: str, failed: bool) -> None:
     assert is_tool_error(Message(role="tool", content=content, tool_call_id="c")) is failed
 
 
-def test_tool_errors_match_tau_bench_annotations(shared_data: Path) -> None:
+def test_tool_errors_match_tau_bench_annotations(data_dir) -> None:
     from tinyjudge.datasets.importers import run_import
 
-    items = run_import("tau_bench", shared_data / "tau_bench").items
+    root = data_dir("tau_bench")
+    items = run_import("tau_bench", root).items
     flagged = 0
     for item in items:
         mine = [i for i, m in enumerate(item.messages) if is_tool_error(m)]
         assert mine == sorted(item.metadata.get("tool_error_steps", [])), item.id
         flagged += bool(mine)
-    assert flagged >= 30  # the README counts 36 runs with failed tool calls
+    # the README counts 36 runs with failed tool calls; the slice holds 3 (its SOURCE.md)
+    assert flagged >= (3 if is_slice(root) else 30)
 
 
 def test_a_message_over_budget_is_shortened_in_the_middle_and_says_so() -> None:
