@@ -66,11 +66,9 @@ def _stage(console: Console, title: str, timings: dict[str, float]) -> Iterator[
 
 
 def _fmt_ci(x: float | None, ci: Sequence[float | None] | None) -> str:
-    if x is None:
-        return "n/a"
-    if not ci or ci[0] is None or ci[1] is None:
-        return f"{x:.3f}"
-    return f"{x:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
+    from tinyjudge.commands._io import format_interval
+
+    return format_interval(x, ci, missing="n/a")
 
 
 def limit_items(items: list[Item], split: dict[str, str], limit: int | None) -> list[Item]:

@@ -18,7 +18,15 @@ from rich.markup import escape
 from tinyjudge.records import Label
 from tinyjudge.rubric import Rubric, list_rubrics, load_rubric
 
-__all__ = ["out", "err", "fail", "resolve_rubric", "resolve_rubric_filter", "read_label_files"]
+__all__ = [
+    "out",
+    "err",
+    "fail",
+    "resolve_rubric",
+    "resolve_rubric_filter",
+    "read_label_files",
+    "format_interval",
+]
 
 err = Console(stderr=True, highlight=False)
 out = Console(highlight=False)
@@ -55,6 +63,17 @@ def resolve_rubric_filter(value: str | None) -> tuple[str | None, Rubric | None]
         rub = resolve_rubric(value)
         return rub.id, rub
     return value, None
+
+
+def format_interval(
+    x: float | None, ci: Sequence[float | None] | None = None, missing: str = "–"
+) -> str:
+    """``0.712 [0.650, 0.770]``; the figure alone without a whole interval; ``missing`` for none."""
+    if x is None:
+        return missing
+    if not ci or ci[0] is None or ci[1] is None:
+        return f"{x:.3f}"
+    return f"{x:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
 def read_label_files(paths: Sequence[Path]) -> list[Label]:

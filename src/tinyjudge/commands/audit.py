@@ -9,17 +9,9 @@ from rich.table import Table
 
 from tinyjudge.errors import TinyjudgeError
 
-from ._io import out, read_label_files, resolve_rubric_filter
+from ._io import format_interval, out, read_label_files, resolve_rubric_filter
 
 __all__ = ["command"]
-
-
-def _fmt(x: float | None, ci: list[float | None] | None = None) -> str:
-    if x is None:
-        return "–"
-    if ci and ci[0] is not None:
-        return f"{x:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
-    return f"{x:.3f}"
 
 
 def command(
@@ -73,8 +65,8 @@ def command(
     for r in result.data["pairs"]:
         if r["a"] == reference:
             table.add_row(
-                r["b"], str(r["n"]), str(r["unscored"]), _fmt(r["accuracy"]),
-                _fmt(r["kappa"], r["kappa_ci"]), _fmt(r["alpha"]),
+                r["b"], str(r["n"]), str(r["unscored"]), format_interval(r["accuracy"]),
+                format_interval(r["kappa"], r["kappa_ci"]), format_interval(r["alpha"]),
             )  # fmt: skip
     out.print(table)
     for path in (report, json_out):
