@@ -123,11 +123,19 @@ def test_distill_encoder_tier_from_the_cli(files: Path, tiny_bert: Path, tmp_pat
     }
 
 
-@pytest.mark.parametrize("method", ["weighted", "posterior"], ids=["weighted", "posterior"])
+@pytest.mark.parametrize("method", ["people", "weighted"], ids=["people", "weighted"])
 def test_distill_with_people(files: Path, tmp_path: Path, method: str) -> None:
-    res = _distill(
-        files, "linear", tmp_path / "m", "--human", "human:final", "--human-method", method
+    # the judge's and people's labels in two files, as `judge` and `import` write them
+    labels = read_labels(files / "labels.jsonl")
+    write_jsonl(
+        tmp_path / "judge.jsonl", [lab for lab in labels if lab.source.startswith("judge:")]
     )
+    write_jsonl(tmp_path / "human.jsonl", [lab for lab in labels if lab.source == "human:final"])
+    res = _run(
+        "distill", files / "items.jsonl", tmp_path / "judge.jsonl", tmp_path / "human.jsonl",
+        "--source", "judge:gpt-4", "--human", "human:final", "--human-method", method,
+        "--rubric", "compliance", "--group-by", "metadata.prompt_id", "--out", tmp_path / "m",
+    )  # fmt: skip
     assert res.returncode == 0, res.stderr
     said = " ".join(res.stdout.split())  # the console wraps long lines
     assert f"human:final and 400 judge:gpt-4 labels ({method})" in said  # training split

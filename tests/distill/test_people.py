@@ -45,10 +45,9 @@ def test_people_targets_by_method(xs, method: str) -> None:
             human[pt.items[i].id] for i in rows
         ]
         assert np.all(pt.Y[rows].max(axis=1) == 1.0)
-    if method == "people":
-        assert len(pt.items) == len(keep)
-    else:
-        assert len(pt.items) == len(xs.items) and pt.n_judge == 500
+    assert len(pt.items) == len(xs.items) and pt.n_judge == 500
+    if method == "people":  # every item's text, people's labels only
+        np.testing.assert_array_equal(pt.weight, pt.is_human.astype(float))
     if method == "weighted":
         n_judge_only = len(pt.items) - pt.n_human
         np.testing.assert_allclose(pt.weight[pt.is_human], n_judge_only / pt.n_human)
@@ -97,7 +96,7 @@ def test_distill_with_people_validates_against_people(xs, tmp_path) -> None:
     assert v["cohen_kappa_vs_people"] > 0.3
     res.model.save(tmp_path / "m")
     card = (tmp_path / "m" / "README.md").read_text()
-    assert "people (label source): `human:final`" in card and "method `weighted`" in card
+    assert "people (label source): `human:final`" in card and "method `people`" in card
     assert "agreement with the teacher and with people" in card
     # people's labels on the validation prompts are never in the training targets
     assert res.model.card_["n_human_labels"] + v["n_val_people"] == 300

@@ -6,14 +6,16 @@ from pathlib import Path
 
 import typer
 
-from ._io import err, out, resolve_rubric
+from ._io import err, out, read_label_files, resolve_rubric
 
 __all__ = ["command"]
 
 
 def command(
     items: Path = typer.Argument(..., help="items.jsonl"),
-    labels: Path = typer.Argument(..., help="labels.jsonl (any sources; --source picks one)"),
+    labels: list[Path] = typer.Argument(
+        ..., help="labels.jsonl file(s) (any sources; --source and --human pick)"
+    ),
     source: str = typer.Option(..., "--source", help="the teacher, e.g. judge:gpt-4"),
     rubric: str = typer.Option(..., "--rubric", help="rubric name or .yaml path"),
     tier: str = typer.Option("linear", "--tier", help="linear | probe | encoder"),
@@ -26,9 +28,9 @@ def command(
         None, "--human", help="people's labels too (e.g. human:final): learn to predict them"
     ),
     human_method: str = typer.Option(
-        "weighted",
+        "people",
         "--human-method",
-        help="weighted | posterior | forward | dawid-skene | people (see docs/distill.md)",
+        help="people | weighted | posterior | forward | dawid-skene (see docs/distill.md)",
     ),
     human_weight: float = typer.Option(
         None, "--human-weight", help="weighted: one person's row in judge rows (default: even)"
@@ -42,14 +44,14 @@ def command(
 
     from rich.logging import RichHandler
 
-    from tinyjudge.datasets.jsonl import read_items, read_labels
+    from tinyjudge.datasets.jsonl import read_items
     from tinyjudge.distill import distill, parse_params
 
     # Training progress (epochs, loss) is logged by the encoder tier; show it live.
     progress_log = logging.getLogger("tinyjudge.distill")
     progress_log.setLevel(logging.INFO)
     progress_log.addHandler(RichHandler(console=err, show_path=False, show_time=False))
-    item_list, label_list = read_items(items), read_labels(labels)
+    item_list, label_list = read_items(items), read_label_files(labels)
     rub = resolve_rubric(rubric)
     with err.status(f"distilling {source} into a {tier} model..."):
         result = distill(

@@ -19,7 +19,9 @@ Methods (``bench/people_fidelity.py`` compares them on XSTest):
   with the model of the previous round (the first round as ``posterior``).
 - ``dawid-skene``: soft targets from Dawid-Skene over the judge and every
   human rater source given (``raters``), each with its own confusion matrix.
-- ``people``: people's labels only (the judge is ignored).
+- ``people``: people's labels only: judge-only rows stay in with weight 0, so
+  the text features (vocabulary, IDF) are fitted on every item while the head
+  learns from people alone (the encoder tier leaves those rows out).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ __all__ = ["PEOPLE_METHODS", "DEFAULT_PEOPLE_METHOD", "PeopleTargets", "people_t
            "fit_with_people", "judge_confusion"]  # fmt: skip
 
 PEOPLE_METHODS = ("weighted", "posterior", "forward", "dawid-skene", "people")
-DEFAULT_PEOPLE_METHOD = "weighted"
+DEFAULT_PEOPLE_METHOD = "people"  # the best on XSTest (bench/people_fidelity.py)
 
 
 class PeopleTargets(NamedTuple):
@@ -143,8 +145,6 @@ def people_targets(
     people_of = _scored(labels, human, names)
     index = {n: j for j, n in enumerate(names)}
     kept = [it for it in items if it.id in judge_of or it.id in people_of]
-    if method == "people":
-        kept = [it for it in kept if it.id in people_of]
     is_human = np.array([it.id in people_of for it in kept], dtype=bool)
     has_judge = np.array([it.id in judge_of for it in kept], dtype=bool)
     if not is_human.any():
@@ -164,6 +164,8 @@ def people_targets(
         if method == "weighted":
             even = max(1.0, float((~is_human).sum() / is_human.sum()))
             weight[is_human] = human_weight if human_weight is not None else even
+        else:
+            weight[~is_human] = 0.0
     elif method in ("posterior", "forward"):
         Y = np.where(is_human[:, None], H, _posterior(J, C, prior))
     else:  # dawid-skene
@@ -202,6 +204,11 @@ def fit_with_people(model: Any, pt: PeopleTargets, rounds: int = 2) -> Any:
     rows' targets re-weighted by the previous model (EM for the forward-corrected
     likelihood ``sum_h p(h | x) C[h, j]``); the other methods fit once.
     """
+    if pt.method == "people" and getattr(model, "tier", "") == "encoder":
+        # rows of weight 0 teach a fine-tuned encoder nothing and cost a forward pass each
+        keep = np.flatnonzero(pt.weight > 0)
+        model.fit([pt.items[i] for i in keep], pt.Y[keep], pt.weight[keep])
+        return _card(model, pt)
     model.fit(pt.items, pt.Y, pt.weight)
     if pt.method != "forward":
         return _card(model, pt)
