@@ -46,7 +46,8 @@ def test_people_targets_by_method(xs, method: str) -> None:
         ]
         assert np.all(pt.Y[rows].max(axis=1) == 1.0)
     assert len(pt.items) == len(xs.items) and pt.n_judge == 500
-    if method == "people":  # every item's text, people's labels only
+    assert pt.method == ("people" if method == "auto" else method)  # 100 labels: people
+    if pt.method == "people":  # every item's text, people's labels only
         np.testing.assert_array_equal(pt.weight, pt.is_human.astype(float))
     if method == "weighted":
         n_judge_only = len(pt.items) - pt.n_human
@@ -128,3 +129,11 @@ def test_no_item_labelled_by_people_is_one_line(xs) -> None:
 def test_sample_weight_errors(xs) -> None:
     with pytest.raises(TinyjudgeError, match="sample_weight must hold 3 finite, non-negative"):
         LinearRM("compliance").fit(xs.items[:3], ["full_compliance"] * 3, [1.0, -1.0, 1.0])
+
+
+@pytest.mark.parametrize(("n_prompts", "resolved"), [(5, "weighted"), (20, "people")],
+                         ids=["25-labels", "100-labels"])  # fmt: skip
+def test_auto_uses_people_from_100_labels_else_weighted(xs, n_prompts: int, resolved: str) -> None:
+    labels, keep = _with_people_on(xs, n_prompts)
+    pt = people_targets(xs.items, labels, "judge:gpt-4", "human:final", "compliance")
+    assert pt.method == resolved and pt.card()["human_method"] == resolved

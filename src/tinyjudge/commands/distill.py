@@ -28,9 +28,10 @@ def command(
         None, "--human", help="people's labels too (e.g. human:final): learn to predict them"
     ),
     human_method: str = typer.Option(
-        "people",
+        "auto",
         "--human-method",
-        help="people | weighted | posterior | forward | dawid-skene (see docs/distill.md)",
+        help="auto (people from 100 human labels, else weighted) | people | weighted | "
+        "posterior | forward | dawid-skene (see docs/distill.md)",
     ),
     human_weight: float = typer.Option(
         None, "--human-weight", help="weighted: one person's row in judge rows (default: even)"
@@ -84,7 +85,7 @@ def command(
     card = result.model.card_
     out.print(
         f"  learnt from {card['n_human_labels']} {human} and {card['n_judge_labels']} {source} "
-        f"labels ({human_method})"
+        f"labels ({card['human_method']})"
     )
     for who, src in (("people", human), ("judge", source)):
         if f"cohen_kappa_vs_{who}" in v:

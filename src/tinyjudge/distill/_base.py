@@ -367,8 +367,7 @@ def _people_lines(card: dict[str, Any]) -> list[str]:
         "forward": "forward loss correction by the judge's confusion matrix against people "
         "(EM on soft targets)",
         "dawid-skene": "Dawid-Skene soft targets over the judge and the raters",
-        "people": "the head learns from people's labels only, the text features from every "
-        "item",
+        "people": "the head learns from people's labels only, the text features from every item",
     }.get(card.get("human_method", ""), card.get("human_method", "?"))
     return [
         f"- people (label source): `{card['human_source']}`: {card.get('n_human_labels')} "
