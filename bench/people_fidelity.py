@@ -289,6 +289,7 @@ def _plot(rows: list[dict[str, Any]], gpt4: float, path: Path) -> None:
     ax.axhline(gpt4, color="grey", ls="--", label=f"GPT-4 itself ({gpt4:.2f})")
     ax.axhline(0.80, color="black", ls=":", label="bar (0.80)")
     ax.set_xscale("log")
+    ax.minorticks_off()
     ax.set_xticks([50, 100, 300, 600], ["50", "100", "300", "600"])
     ax.set_xlabel("people's labels spent (replies; 5 per prompt)")
     ax.set_ylabel("Cohen's kappa with people, held-out prompts")
