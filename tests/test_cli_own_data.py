@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from openai.types.chat import ChatCompletionMessage
+from support import tinyjudge_command
 
 from tinyjudge.datasets.jsonl import read_items, read_labels
 
@@ -174,10 +175,11 @@ def test_serve_states_its_reward(model_dir: Path) -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     argv = ["serve", model_dir, "--port", str(port), "--reward", "full_compliance"]
-    from .test_cli import _tinyjudge
-
     proc = subprocess.Popen(
-        [*_tinyjudge(), *map(str, argv)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [*tinyjudge_command(), *map(str, argv)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         deadline = time.monotonic() + 60

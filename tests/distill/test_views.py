@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 import pytest
+from support import SHARED_DATA
 
 from tinyjudge.datasets.importers.sycon import import_sycon
 from tinyjudge.distill import (
@@ -28,7 +29,6 @@ from tinyjudge.records import Item, Message
 from tinyjudge.rubric import Rubric, load_rubric
 from tinyjudge.serve import create_app
 
-from ..conftest import SHARED_DATA
 from ..serve.conftest import running
 
 FAST = {"max_length": 64, "epochs": 2, "lr": 3e-3, "batch_size": 16}
