@@ -211,7 +211,9 @@ def main() -> None:
             judge = Judge(
                 "instruction_following", name, base_url=url, cache=args.cache, **LOCAL_DEFAULTS
             )
-            plabels, pperf = _run(judge, pairs_items, server.cpu_seconds, _deadline(args.until))
+            plabels, pperf = _run(
+                judge, pairs_items, server.cpu_seconds, _deadline(args.until), chunk=1
+            )
         gold = {lab.item_id: lab.label for lab in lb.labels if lab.source == "human:gold"}
         scored = [lab for lab in plabels if lab.status == "ok" and lab.item_id in gold]
         both = [
