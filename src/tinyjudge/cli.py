@@ -76,7 +76,7 @@ def main() -> None:
         rc = app(standalone_mode=False)
     except TinyjudgeError as e:
         err.print(f"[bold red]error:[/] {escape(str(e))}", markup=True, soft_wrap=True)
-        sys.exit(2)
+        sys.exit(e.exit_code)
     except OSError as e:
         # A path the user gave that cannot be read or written (permissions, a
         # file where a folder is needed, a full disk): their fix, not our bug.

@@ -1,7 +1,8 @@
 """Errors raised at tinyjudge's boundaries (load, construct, fit).
 
 A :class:`TinyjudgeError` is a user's mistake or bad input: the CLI prints its
-message as one line and exits 2, with no traceback.
+message as one line and exits with its ``exit_code`` (2; 1 for an endpoint that
+stopped working), with no traceback.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ __all__ = ["TinyjudgeError", "DataError"]
 
 class TinyjudgeError(ValueError):
     """Bad input or configuration; the message says what, where, and the fix."""
+
+    exit_code: int = 2
 
 
 class DataError(TinyjudgeError):

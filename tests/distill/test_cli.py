@@ -80,8 +80,13 @@ def test_distill_then_score(files: Path, tmp_path: Path) -> None:
             ["--source", "judge:gpt-4", "--rubric", "compliance", "--param", "depth=3"],
             r"unknown option\(s\) \['depth'\] for the linear tier",
         ),
+        (
+            ["--source", "judge:gpt-4", "--rubric", "compliance", "--param", "C=abc"],
+            r"option C='abc' for the linear tier: expected a number",
+        ),
+        (["--source", "judge:gpt-4", "--rubric", "compliance", "--param", "C"], "KEY=VALUE"),
     ],
-    ids=["no-source", "no-rubric", "bad-tier", "bad-param"],
+    ids=["no-source", "no-rubric", "bad-tier", "bad-param", "param-not-a-number", "param-no-eq"],
 )
 def test_distill_errors_are_one_line_exit_2(files: Path, tmp_path: Path, args, match) -> None:
     res = _run(
@@ -152,3 +157,35 @@ def test_distill_with_an_unknown_people_method_is_one_line(files: Path, tmp_path
     assert res.returncode == 2
     assert "unknown --human method 'magic'" in " ".join(res.stderr.split())
     assert "Traceback" not in res.stderr
+
+
+@pytest.fixture(scope="module")
+def twice(files: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The items file with its third item repeated at the end."""
+    d = tmp_path_factory.mktemp("dup")
+    lines = (files / "items.jsonl").read_text().splitlines(keepends=True)
+    (d / "items.jsonl").write_text("".join([*lines, lines[2]]))
+    return d / "items.jsonl"
+
+
+def test_distill_refuses_duplicate_ids(files: Path, twice: Path, tmp_path: Path) -> None:
+    res = _run(
+        "distill", twice, files / "labels.jsonl", "--source", "judge:gpt-4",
+        "--rubric", "compliance", "--out", tmp_path / "m",
+    )  # fmt: skip
+    assert res.returncode == 2 and res.stderr.count("\n") == 1
+    assert "appears twice (items 3 and 501); ids must be unique" in res.stderr
+    assert not (tmp_path / "m").exists()
+
+
+def test_score_refuses_duplicate_ids_and_its_own_input(files: Path, twice: Path, tmp_path) -> None:
+    model = tmp_path / "m"
+    assert _distill(files, "linear", model).returncode == 0
+    res = _run("score", model, twice, "--out", tmp_path / "o.jsonl")
+    assert res.returncode == 2 and len(res.stderr.split()) and res.stderr.strip().count("\n") == 0
+    assert "appears twice (items 3 and 501)" in res.stderr
+    assert not (tmp_path / "o.jsonl").exists()
+    before = twice.read_bytes()
+    res = _run("score", model, twice, "--out", twice)
+    assert res.returncode == 2 and "is the items file; writing there would replace it" in res.stderr
+    assert twice.read_bytes() == before

@@ -104,3 +104,65 @@ def test_a_refused_endpoint_keeps_no_half_output(
     )  # fmt: skip
     assert rc == 2 and "the endpoint refused the judge: HTTP 401: invalid api key" in err
     assert not out.exists()
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_an_unreachable_endpoint_exits_1_with_one_line(
+    items_file, tmp_path, monkeypatch, capsys
+) -> None:
+    out = tmp_path / "labels.jsonl"
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    rc, _, err = run_cli(
+        monkeypatch, capsys, "judge", items_file, "--rubric", "compliance", "--model", "m",
+        "--base-url", url, "--out", out, "--no-progress", "--max-retries", "0",
+    )  # fmt: skip
+    assert rc == 1 and "stopped: 5 items in a row failed at http://127.0.0.1" in err
+    assert "connection failed" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_limit_judges_the_first_items(serve, items_file, tmp_path, monkeypatch, capsys) -> None:
+    srv = serve(lambda req: Reply(verdict("full_refusal")))
+    out = tmp_path / "labels.jsonl"
+    rc, stdout, _ = run_cli(
+        monkeypatch, capsys, "judge", items_file, "--rubric", "compliance", "--model", "m",
+        "--base-url", srv.base_url, "--out", out, "--no-progress", "--limit", "2",
+    )  # fmt: skip
+    assert rc == 0 and [lab.item_id for lab in read_labels(out)] == ["it-0", "it-1"]
+    assert srv.calls == 2
+
+
+def test_dry_run_prints_the_first_prompt_and_calls_nothing(
+    serve, items_file, tmp_path, monkeypatch, capsys
+) -> None:
+    srv = serve(lambda req: Reply(verdict("full_refusal")))
+    out = tmp_path / "labels.jsonl"
+    rc, stdout, _ = run_cli(
+        monkeypatch, capsys, "judge", items_file, "--rubric", "compliance", "--model", "m",
+        "--base-url", srv.base_url, "--out", out, "--dry-run",
+    )  # fmt: skip
+    assert rc == 0 and srv.calls == 0 and not out.exists()
+    assert "5 items would be judged under compliance" in stdout
+    assert "question number 0" in stdout and "question number 1" not in stdout
+    assert '"enum": [' in stdout and "full_refusal" in stdout
+
+
+@pytest.mark.parametrize("which", ["items", "replay"], ids=["items", "replay"])
+def test_out_may_not_be_an_input(items_file, tmp_path, monkeypatch, capsys, which: str) -> None:
+    before = items_file.read_bytes()
+    extra = ["--model", "m", "--base-url", "http://127.0.0.1:9/v1"]
+    if which == "replay":
+        extra = ["--replay", str(items_file)]
+    rc, _, err = run_cli(
+        monkeypatch, capsys, "judge", items_file, "--rubric", "compliance",
+        "--out", tmp_path / "." / items_file.name, *extra,
+    )  # fmt: skip
+    assert rc == 2 and "writing there would replace it" in err
+    assert items_file.read_bytes() == before

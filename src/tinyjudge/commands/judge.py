@@ -11,6 +11,8 @@ from typing import Any
 import typer
 
 from tinyjudge.errors import TinyjudgeError
+from tinyjudge.records import Item
+from tinyjudge.rubric import Rubric
 
 from ._io import err, out, resolve_rubric
 
@@ -57,18 +59,37 @@ def command(
     api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="env var of the key"),
     summary: Path = typer.Option(None, "--summary", help="also write the run summary as JSON"),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
+    limit: int = typer.Option(None, "--limit", min=1, help="judge only the first N items"),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="print the first prompt and the response format; call nothing"
+    ),
 ) -> None:
     """Judge items with an LLM over any OpenAI-compatible endpoint.
 
     The cache defaults to ``OUT.cache.sqlite`` so that running the same
     command again resumes: finished judgments are read back, not re-asked.
+    An endpoint that fails item after item stops the run with one line and
+    exit 1 (finished judgments stay in the cache).
     """
+    from tinyjudge._atomic import same_file
     from tinyjudge.datasets.jsonl import atomic_writer, read_items, write_jsonl
     from tinyjudge.judge import Judge, replay_server
 
+    for given, what in ((items, "ITEMS"), (replay, "--replay")):
+        if given is not None and same_file(given, out_path):
+            raise TinyjudgeError(
+                f"--out {out_path} is the {what} file; writing there would replace it: "
+                "give another --out"
+            )
     item_list = read_items(items)
     if not item_list:
         raise TinyjudgeError(f"{items}: no items")
+    if limit is not None:
+        item_list = item_list[:limit]
+    rub = resolve_rubric(rubric)
+    if dry_run:
+        _dry_run(item_list, rub)
+        return
     if local and (replay is not None or base_url):
         raise TinyjudgeError("--local starts its own server: give no --base-url or --replay")
     if not local and (gguf is not None or threads is not None):
@@ -94,7 +115,6 @@ def command(
     default_cache = out_path.with_name(out_path.name + ".cache.sqlite")
     cache_path = None if no_cache else (cache or default_cache)
     api_key = os.environ.get(api_key_env) or None
-    rub = resolve_rubric(rubric)
     with ExitStack() as stack:
         if replay is not None:
             server = stack.enter_context(
@@ -143,3 +163,21 @@ def _judge_options(local: bool, **given: Any) -> dict[str, Any]:
         options.update(LOCAL_DEFAULTS)
     options.update({k: v for k, v in given.items() if v is not None})
     return options
+
+
+def _dry_run(items: list[Item], rubric: Rubric) -> None:
+    """Print what the judge would send first (its prompt and response format); call nothing."""
+    from tinyjudge.judge import build_messages, verdict_schema
+    from tinyjudge.judge._prompt import item_agents
+
+    first = items[0]
+    agents = item_agents(first) if rubric.type == "step" else None
+    out.print(
+        f"{len(items)} items would be judged under {rubric.id} v{rubric.version}", markup=False
+    )
+    out.print(f"first prompt (item {first.id}, order ab):", markup=False)
+    for message in build_messages(first, rubric):
+        out.print(f"--- {message['role']} ---", markup=False)
+        out.print(message["content"], markup=False, highlight=False, soft_wrap=True)
+    out.print("--- response_format (json_schema; plainer steps if refused) ---", markup=False)
+    out.print(json.dumps(verdict_schema(rubric, agents), indent=2), markup=False)

@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Item, Label
+from tinyjudge.records import Item, Label, check_unique_ids
 from tinyjudge.rubric import Rubric, load_rubric
 
 __all__ = ["TrainingSet", "training_set", "grouped_split", "group_keys", "data_hash", "targets"]
@@ -57,6 +57,7 @@ def training_set(
             f"labels of {source!r} were written under rubric {other[0]!r}, not {rubric.id!r}; "
             f"pass --rubric {other[0]} (or the matching rubric file)"
         )
+    check_unique_ids(items)
     by_id = {item.id: item for item in items}
     chosen: dict[str, Label] = {}
     n_unscored = 0

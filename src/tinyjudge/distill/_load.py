@@ -46,6 +46,18 @@ def make_model(tier: str, rubric: Rubric | str, **params: Any) -> RewardModel:
                 + (f" in {where}" if where else "")
                 + f"; options: {allowed}"
             )
+    signature = inspect.signature(cls).parameters
+    for key, value in params.items():
+        default = signature[key].default
+        if isinstance(default, bool) or default is None or default is inspect.Parameter.empty:
+            continue
+        if isinstance(default, (int, float)) and (
+            isinstance(value, bool) or not isinstance(value, (int, float))
+        ):
+            raise TinyjudgeError(
+                f"option {key}={value!r} for the {tier} tier: expected a number "
+                f"(the default is {default!r})"
+            )
     return cls(rubric, **{**defaults, **params})
 
 

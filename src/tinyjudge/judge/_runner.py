@@ -29,6 +29,8 @@ __all__ = ["Judge", "Summary", "EndpointFailing"]
 class EndpointFailing(TinyjudgeError):
     """The endpoint failed item after item (down, or failing every call): the run stopped."""
 
+    exit_code = 1  # not the user's input: the endpoint
+
 
 class Judge:
     """An LLM judge: a rubric and a model behind any OpenAI-compatible endpoint.
