@@ -138,6 +138,12 @@ GOOD_LABEL = '{"item_id": "i", "rubric": "r", "source": "human:a", "label": "x"}
             '{"item_id": "i", "rubric": "r", "source": "s", "label": "x", "score": "high"}',
             r':3: field "score": Input should be a valid number',
         ),
+        (
+            '{"item_id": "\\ud800", "rubric": "r", "source": "s", "label": "x"}',
+            r":3: a lone surrogate \(\\ud800\) in a string: not valid Unicode text",
+        ),
+        ('{"a": ' * 100_000 + "1" + "}" * 100_000, r":3: JSON nested too deep to read"),
+        ('{"item_id": ' + "7" * 5000 + "}", r":3: malformed JSON \(a number of more than 4,300"),
     ],
     ids=[
         "malformed-json",
@@ -148,6 +154,9 @@ GOOD_LABEL = '{"item_id": "i", "rubric": "r", "source": "human:a", "label": "x"}
         "no-label",
         "probs-sum",
         "wrong-type",
+        "lone-surrogate",
+        "nested-100000-deep",
+        "5000-digit-integer",
     ],
 )
 def test_bad_line_names_file_and_line(tmp_path: Path, bad_line: str, match: str) -> None:
@@ -270,3 +279,15 @@ def test_written_files_get_ordinary_permissions(tmp_path: Path) -> None:
     old.chmod(0o640)
     write_jsonl(old, sample_labels())
     assert old.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "labels.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + (GOOD_LABEL + "\n" + GOOD_LABEL + "\n").encode())
+    assert len(read_labels(path)) == 2
+
+
+def test_a_surrogate_pair_is_text(tmp_path: Path) -> None:
+    path = tmp_path / "labels.jsonl"
+    path.write_text('{"item_id": "\\ud83d\\ude42", "rubric": "r", "source": "s", "label": "x"}\n')
+    assert read_labels(path)[0].item_id == "\U0001f642"

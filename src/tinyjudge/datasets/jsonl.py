@@ -80,7 +80,11 @@ def read_jsonl(
             if not raw.strip():
                 continue
             try:
-                obj = json.loads(raw.decode("utf-8"))
+                # A byte-order mark (Windows editors write one) opens the first line only.
+                text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+                obj = json.loads(text)
+                if b"\\ud" in raw.lower():
+                    _refuse_lone_surrogates(obj, p, lineno)
                 if not isinstance(obj, dict):
                     raise DataError(
                         str(p), lineno, f"expected a JSON object, got {type(obj).__name__}"
@@ -92,16 +96,32 @@ def read_jsonl(
                 err = DataError(str(p), lineno, f"malformed JSON ({e.msg} at column {e.colno})")
             except UnicodeDecodeError as e:
                 err = DataError(str(p), lineno, f"not UTF-8 text (byte {e.start + 1})")
+            except RecursionError:
+                err = DataError(str(p), lineno, "JSON nested too deep to read")
             except ValidationError as e:
                 err = DataError(str(p), lineno, describe_validation_error(e))
             except DataError as e:
                 err = e
+            except ValueError as e:  # e.g. an integer of more than 4,300 digits
+                what = "a number of more than 4,300 digits" if "digits" in str(e) else str(e)
+                err = DataError(str(p), lineno, f"malformed JSON ({what[:120]})")
             else:
                 yield record
                 continue
             if on_error is None:
                 raise err
             on_error(err)
+
+
+def _refuse_lone_surrogates(obj: object, path: Path, lineno: int) -> None:
+    """A ``\\ud800`` escape with no partner decodes to text no file or hash can hold."""
+    try:
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as e:
+        bad = e.object[e.start : e.end].encode("unicode_escape").decode()
+        raise DataError(
+            str(path), lineno, f"a lone surrogate ({bad}) in a string: not valid Unicode text"
+        ) from None
 
 
 def read_items(
