@@ -11,7 +11,20 @@ from __future__ import annotations
 import hmac
 import ipaddress
 
-__all__ = ["LOOPBACK_HOSTS", "is_loopback", "bearer_token", "token_matches"]
+from tinyjudge.errors import TinyjudgeError
+
+__all__ = [
+    "LOOPBACK_HOSTS",
+    "MIN_TOKEN_CHARS",
+    "is_loopback",
+    "bearer_token",
+    "token_matches",
+    "check_exposure",
+]
+
+# A shorter token can be guessed over the network.
+MIN_TOKEN_CHARS = 16
+_MAKE_ONE = '`python -c "import secrets; print(secrets.token_urlsafe())"`'
 
 # Host header values a loopback-bound server accepts (no DNS rebinding).
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
@@ -42,3 +55,30 @@ def token_matches(given: str | bytes, expected: str | bytes) -> bool:
     a = given.encode() if isinstance(given, str) else given
     b = expected.encode() if isinstance(expected, str) else expected
     return hmac.compare_digest(a, b)
+
+
+def check_exposure(
+    host: str, token: str | None, *, what: str, env: str, insecure: bool = False
+) -> None:
+    """Refuse to listen beyond this machine without a token of reasonable length.
+
+    Args:
+        host: the bind address.
+        token: the bearer token required of clients, or None.
+        what: what the server exposes, for the message ("the reward model").
+        env: the environment variable that also sets the token.
+        insecure: the user said ``--insecure-no-token`` on purpose.
+
+    Raises:
+        TinyjudgeError: a token shorter than :data:`MIN_TOKEN_CHARS`, or a
+            non-loopback host without a token (and without ``insecure``).
+    """
+    if token is not None and len(token) < MIN_TOKEN_CHARS:
+        raise TinyjudgeError(
+            f"--token must be at least {MIN_TOKEN_CHARS} characters; make one with {_MAKE_ONE}"
+        )
+    if not is_loopback(host) and token is None and not insecure:
+        raise TinyjudgeError(
+            f"--host {host} lets other machines reach {what}: pass --token (or set {env}), "
+            f"e.g. from {_MAKE_ONE}, or --insecure-no-token to run open on purpose"
+        )

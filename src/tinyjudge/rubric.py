@@ -270,6 +270,10 @@ def load_rubric(name_or_path: str | os.PathLike[str] | Rubric) -> Rubric:
     path = _locate(name_or_path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as e:
+        raise TinyjudgeError(f"{path}: not UTF-8 text (byte {e.start + 1})") from None
+    except RecursionError:
+        raise TinyjudgeError(f"{path}: not valid YAML (nested too deep)") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tinyjudge.audit.agreement import pair_labels
 from tinyjudge.datasets.jsonl import read_items, read_labels
@@ -232,3 +233,22 @@ def test_a_pair_is_shown_side_by_side_and_labelled_a_b_or_tie(start_server, pair
         _answer(c, "pair-1", "a", "B adds a fourth prime")
     (lab,) = read_labels(pair_data.labels)
     assert (lab.source, lab.rubric, lab.label) == ("human:lee", "instruction_following", "a")
+
+
+@pytest.mark.parametrize(
+    "path,location",
+    [("//evil.com/x", "/evil.com/x"), ("/\\evil.com/x", "/%5Cevil.com/x"), ("///a", "/a")],
+    ids=["double-slash", "backslash", "triple-slash"],
+)
+def test_the_token_redirect_stays_on_this_origin(start_server, xstest_data, path, location):
+    import http.client
+    from urllib.parse import urlsplit
+
+    server = start_server(xstest_data, "erin", env={"TINYJUDGE_LABEL_TOKEN": TOKEN})
+    where = urlsplit(server.url)
+    conn = http.client.HTTPConnection(where.hostname, where.port, timeout=10)
+    conn.request("GET", f"{path}?token={TOKEN}")
+    r = conn.getresponse()
+    assert r.status == 303 and r.getheader("location") == location
+    conn.close()
+    server.stop()

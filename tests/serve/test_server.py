@@ -160,3 +160,42 @@ def test_metrics_lump_unknown_paths_together(linear_model) -> None:
     assert codes == [401, 401, 401]
     assert 'tinyjudge_requests_total{path="other",code="401"} 3' in text
     assert "/probe/" not in text
+
+
+def test_a_request_over_the_item_limit_answers_413(linear_model, xstest_items_labels) -> None:
+    items = xstest_items_labels[0][:4]
+    with running(create_app(linear_model, max_items=3)) as url:
+        many = httpx.post(f"{url}/score", json=_payload(items))
+        few = httpx.post(f"{url}/score", json=_payload(items[:3]))
+        rollouts = httpx.post(f"{url}/get_reward", json={"query": ["a", "b", "c", "d"]})
+        text = httpx.get(f"{url}/metrics").text
+    assert many.status_code == 413
+    assert many.json()["detail"] == (
+        "4 items in one request; the limit is 3 (--max-items): split it"
+    )
+    assert few.status_code == 200 and len(few.json()["labels"]) == 3
+    assert rollouts.status_code == 413 and "4 rollouts" in rollouts.json()["detail"]
+    assert "tinyjudge_items_scored_total 3" in text  # the refused ones were never scored
+
+
+def test_client_disconnects_are_counted_apart_from_errors(linear_model) -> None:
+    import socket
+    import time
+    from urllib.parse import urlsplit
+
+    with running(create_app(linear_model)) as url:
+        where = urlsplit(url)
+        for _ in range(2):  # the client promises 1,000 bytes, sends 10 and leaves
+            with socket.create_connection((where.hostname, where.port)) as s:
+                s.sendall(
+                    b"POST /score HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: 1000\r\n\r\n" + b'{"items": '
+                )
+        deadline = time.monotonic() + 10
+        while "tinyjudge_client_disconnects_total 2" not in (
+            text := httpx.get(f"{url}/metrics").text
+        ):
+            assert time.monotonic() < deadline, text
+            time.sleep(0.05)
+    assert 'tinyjudge_requests_total{path="/score",code="499"} 2' in text
+    assert "tinyjudge_errors_total 0" in text and 'code="500"' not in text

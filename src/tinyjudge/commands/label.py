@@ -18,7 +18,7 @@ def command(
     labels: Path = typer.Option(..., "--labels", help="labels.jsonl: read, and answers added"),
     reviewer: str = typer.Option(..., "--as", help="your name: labels get source human:NAME"),
     host: str = typer.Option("127.0.0.1", help="bind address; anything but loopback needs --token"),
-    port: int = typer.Option(8765, help="TCP port (0: any free port)"),
+    port: int = typer.Option(8765, min=0, max=65535, help="TCP port (0: any free port)"),
     select: str = typer.Option(
         None,
         help="active|random|sequential|teach (teach: where a reward model doubts the judge, "

@@ -15,11 +15,17 @@ __all__ = ["command"]
 def command(
     model_dir: Path = typer.Argument(..., help="a model directory from `tinyjudge distill`"),
     host: str = typer.Option("127.0.0.1", help="bind address; anything but loopback needs --token"),
-    port: int = typer.Option(8000, help="TCP port"),
+    port: int = typer.Option(8000, min=1, max=65535, help="TCP port"),
     token: str = typer.Option(None, envvar="TINYJUDGE_TOKEN", help="bearer token to require"),
     max_batch: int = typer.Option(64, help="most items per forward pass (1 turns batching off)"),
     max_wait_ms: float = typer.Option(5.0, help="how long a forward pass waits for more items"),
     max_body_mb: float = typer.Option(8.0, help="larger requests are refused with 413"),
+    max_items: int = typer.Option(
+        2048, min=1, help="most items (rollouts) per request; more are refused with 413"
+    ),
+    insecure_no_token: bool = typer.Option(
+        False, "--insecure-no-token", help="allow a non-loopback --host without a token"
+    ),
     reward: str = typer.Option(
         None,
         "--reward",
@@ -47,6 +53,12 @@ def command(
 
     if max_batch < 1:
         fail(f"--max-batch must be at least 1, got {max_batch}")
+    from tinyjudge._http import check_exposure
+
+    # Before the model loads: a refused bind costs nothing.
+    check_exposure(
+        host, token, what="the reward model", env="TINYJUDGE_TOKEN", insecure=insecure_no_token
+    )
     if chat_template is not None:
         check_template(chat_template)
     model = load_model(model_dir)
@@ -55,5 +67,6 @@ def command(
     out.print(describe_reward(model, labels), markup=False, soft_wrap=True)
     run_server(
         model, host, port, token, max_batch, max_wait_ms, int(max_body_mb * (1 << 20)),
-        reward=labels, chat_template=chat_template,
+        reward=labels, chat_template=chat_template, max_items=max_items,
+        insecure_no_token=insecure_no_token,
     )  # fmt: skip

@@ -18,7 +18,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tinyjudge._http import LOOPBACK_HOSTS, bearer_token, is_loopback, token_matches
+from tinyjudge._http import (
+    LOOPBACK_HOSTS,
+    bearer_token,
+    check_exposure,
+    token_matches,
+)
 from tinyjudge.errors import TinyjudgeError
 
 from ._progress import verdicts
@@ -34,7 +39,6 @@ _CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
-MIN_TOKEN_CHARS = 16
 
 
 class AnswerIn(BaseModel):
@@ -105,7 +109,10 @@ def create_app(session: LabelSession, token: str | None = None, loopback: bool =
             )
         if token is not None and request.method == "GET" and "token" in request.query_params:
             # Trade the URL token for a cookie at once, so it leaves the address bar.
-            resp: Response = RedirectResponse(request.url.path, status_code=303)
+            # To a path on this origin only: "//evil.com/x" (or "/\\evil.com") as a
+            # Location would send the browser off-site.
+            here = "/" + request.url.path.lstrip("/\\")
+            resp: Response = RedirectResponse(here, status_code=303)
             resp.set_cookie(_COOKIE, token, httponly=True, samesite="strict")
         else:
             resp = await call_next(request)
@@ -232,14 +239,4 @@ def serve(
 
 def check_token(host: str, token: str | None) -> None:
     """Refuse to expose the page beyond this machine without a strong enough token."""
-    if token is not None and len(token) < MIN_TOKEN_CHARS:
-        raise TinyjudgeError(
-            f"--token must be at least {MIN_TOKEN_CHARS} characters; make one with "
-            '`python -c "import secrets; print(secrets.token_urlsafe())"`'
-        )
-    if not is_loopback(host) and token is None:
-        raise TinyjudgeError(
-            f"--host {host} lets other machines reach the labelling page: pass --token "
-            "(or set TINYJUDGE_LABEL_TOKEN), e.g. from "
-            '`python -c "import secrets; print(secrets.token_urlsafe())"`'
-        )
+    check_exposure(host, token, what="the labelling page", env="TINYJUDGE_LABEL_TOKEN")

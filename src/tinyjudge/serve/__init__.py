@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from tinyjudge._http import is_loopback
+from tinyjudge._http import check_exposure, is_loopback
 
 from ._batcher import MicroBatcher
 from ._rollouts import (
@@ -62,16 +62,26 @@ def run_server(
     max_body_bytes: int = 8 << 20,
     reward: list[str] | None = None,
     chat_template: str | None = None,
+    max_items: int = 2048,
+    insecure_no_token: bool = False,
 ) -> None:
-    """Serve ``model`` until interrupted (see :func:`create_app` for the options)."""
+    """Serve ``model`` until interrupted (see :func:`create_app` for the options).
+
+    Raises:
+        TinyjudgeError: a non-loopback ``host`` without a token (unless
+            ``insecure_no_token``), or a token shorter than 16 characters.
+    """
     import uvicorn
 
     from ._app import create_app
 
+    check_exposure(
+        host, token, what="the reward model", env="TINYJUDGE_TOKEN", insecure=insecure_no_token
+    )
     if not is_loopback(host) and not token:
         log.warning(
-            "serving on %s without --token: anyone who can reach this address can call the "
-            "model; pass --token or bind 127.0.0.1",
+            "serving on %s without a token (--insecure-no-token): anyone who can reach this "
+            "address can call the model",
             host,
         )
     app = create_app(
@@ -82,5 +92,6 @@ def run_server(
         max_body_bytes,
         reward=reward,
         chat_template=chat_template,
+        max_items=max_items,
     )
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

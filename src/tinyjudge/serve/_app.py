@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tinyjudge._memory import trimming
+from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label
 
 from ._batcher import MicroBatcher
@@ -89,6 +90,7 @@ def create_app(
     max_body_bytes: int = 8 << 20,
     reward: list[str] | None = None,
     chat_template: str | None = None,
+    max_items: int = 2048,
 ) -> FastAPI:
     """Build the reward server around a loaded reward model.
 
@@ -105,6 +107,8 @@ def create_app(
         chat_template: how ``/get_reward`` reads text rollouts: a name of
             ``CHAT_TEMPLATES`` or a ``{role}``/``{content}`` pattern
             (default: the built-in templates, recognised by their markers).
+        max_items: the most items (or rollouts) one request may carry; more are
+            refused with 413 naming the limit, so one client cannot hold the model.
 
     Raises:
         TinyjudgeError: a ``reward`` label the rubric lacks, or a bad template.
@@ -112,6 +116,8 @@ def create_app(
     reward_labels = reward_labels_for(model, reward)
     if chat_template is not None:
         check_template(chat_template)
+    if max_items < 1:
+        raise TinyjudgeError(f"max_items must be at least 1, got {max_items}")
     rubric = getattr(model, "rubric", None)
     metrics = Metrics()
     batcher: MicroBatcher[Item, Label] = MicroBatcher(
@@ -143,8 +149,16 @@ def create_app(
         except Exception as e:  # one bad batch answers 500 and the server goes on
             return JSONResponse({"detail": f"scoring failed: {type(e).__name__}: {e}"}, 500)
 
+    def too_many(n: int, what: str) -> JSONResponse | None:
+        if n <= max_items:
+            return None
+        detail = f"{n} {what} in one request; the limit is {max_items} (--max-items): split it"
+        return JSONResponse({"detail": detail}, status_code=413)
+
     @app.post("/score")
     async def score(req: ScoreRequest) -> Any:
+        if refused := too_many(len(req.items), "items"):
+            return refused
         labels = await scored(req.items)
         if isinstance(labels, JSONResponse):
             return labels
@@ -152,6 +166,8 @@ def create_app(
 
     @app.post("/get_reward")
     async def get_reward(req: RewardRequest) -> Any:
+        if refused := too_many(len(req.query), "rollouts"):
+            return refused
         if req.prompts is not None and len(req.prompts) != len(req.query):
             msg = f'"prompts" has {len(req.prompts)} entries but "query" has {len(req.query)}'
             return JSONResponse({"detail": msg}, status_code=422)

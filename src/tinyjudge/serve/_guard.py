@@ -13,7 +13,7 @@ from typing import Any
 
 from tinyjudge._http import bearer_token, token_matches
 
-from ._metrics import Metrics
+from ._metrics import CLIENT_CLOSED, Metrics
 
 __all__ = ["Guard"]
 
@@ -58,20 +58,32 @@ class Guard:
             await self.app(scope, receive, send)
             return
         start = time.perf_counter()
-        status = [500]
+        status: list[int | None] = [None]
+        gone = [False]
 
         async def recording_send(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status[0] = message["status"]
             await send(message)
 
+        async def watching_receive() -> Message:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                gone[0] = True
+            return message
+
+        failed = True
         try:
-            await self._handle(scope, receive, recording_send)
+            await self._handle(scope, watching_receive, recording_send)
+            failed = False
         finally:
             path = scope["path"]
             if self.paths is not None and path not in self.paths:
                 path = "other"
-            self.metrics.observe_request(path, status[0], time.perf_counter() - start)
+            code = status[0]
+            if code is None:  # no answer: the client left first, or the app failed
+                code = CLIENT_CLOSED if gone[0] or not failed else 500
+            self.metrics.observe_request(path, code, time.perf_counter() - start)
 
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(scope.get("headers") or [])

@@ -6,7 +6,7 @@ import bisect
 import threading
 from collections import defaultdict
 
-__all__ = ["Metrics"]
+__all__ = ["Metrics", "CLIENT_CLOSED"]
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -36,8 +36,17 @@ class _Histogram:
         return out
 
 
+# The status recorded for a request whose client went away before an answer (nginx's
+# convention): counted apart, since it is not the server's error.
+CLIENT_CLOSED = 499
+
+
 class Metrics:
-    """Requests and errors by endpoint, request latency, and forward-pass batch sizes."""
+    """Requests and errors by endpoint, request latency, and forward-pass batch sizes.
+
+    Requests whose client disconnected before the answer are recorded with
+    status 499 and counted in ``tinyjudge_client_disconnects_total``, not as errors.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -65,11 +74,17 @@ class Metrics:
             ]
             for (path, status), n in sorted(self.requests.items()):
                 lines.append(f'tinyjudge_requests_total{{path="{path}",code="{status}"}} {n}')
-            errors = sum(n for (_, s), n in self.requests.items() if s >= 400)
+            errors = sum(
+                n for (_, s), n in self.requests.items() if s >= 400 and s != CLIENT_CLOSED
+            )
+            gone = sum(n for (_, s), n in self.requests.items() if s == CLIENT_CLOSED)
             lines += [
                 "# HELP tinyjudge_errors_total HTTP requests answered with a 4xx or 5xx code.",
                 "# TYPE tinyjudge_errors_total counter",
                 f"tinyjudge_errors_total {errors}",
+                "# HELP tinyjudge_client_disconnects_total Requests whose client left first.",
+                "# TYPE tinyjudge_client_disconnects_total counter",
+                f"tinyjudge_client_disconnects_total {gone}",
                 "# HELP tinyjudge_request_seconds Request latency in seconds.",
                 "# TYPE tinyjudge_request_seconds histogram",
             ]
