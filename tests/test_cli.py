@@ -11,7 +11,7 @@ import pytest
 import yaml
 from support import run_tinyjudge
 
-from tinyjudge.datasets.jsonl import count_lines, read_items, read_labels
+from tinyjudge.datasets.jsonl import count_lines, read_labels
 
 VERBS = ["import", "judge", "distill", "calibrate", "score", "audit", "estimate", "serve", "demo"]
 
@@ -54,16 +54,40 @@ def _bad_copy(xstest_sample: Path, tmp_path: Path) -> tuple[Path, int]:
     return src, line
 
 
-def test_import_stops_at_a_bad_row_and_keeps_the_rest(xstest_sample: Path, tmp_path: Path):
+def test_import_stops_at_a_bad_row_and_writes_nothing(xstest_sample: Path, tmp_path: Path):
     src, line = _bad_copy(xstest_sample, tmp_path)
     out = tmp_path / "out"
     message = _one_error_line(run("import", "xstest", src, "--out", out))
     assert f"xstest_v2_completions_gpt4_gpteval.csv:{line}: " in message
     assert "expected 9 fields as in the header, found 4" in message
-    assert "kept the 2 items and 10 labels" in message and str(out / "items.jsonl") in message
-    assert "--skip-bad" in message
-    assert len(read_items(out / "items.jsonl")) == 2
-    assert len(read_labels(out / "labels.jsonl", rubric="compliance")) == 10
+    assert "nothing written" in message and "--skip-bad" in message
+    assert not (out / "items.jsonl").exists() and not (out / "labels.jsonl").exists()
+
+
+def test_a_failed_import_leaves_the_earlier_pair_and_other_files(
+    xstest_sample: Path, tmp_path: Path
+):
+    out = tmp_path / "out"
+    assert run("import", "xstest", xstest_sample, "--out", out).returncode == 0
+    (out / "judge.jsonl").write_text("a judge's labels\n")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    src, _ = _bad_copy(xstest_sample, tmp_path)
+    message = _one_error_line(run("import", "xstest", src, "--out", out))
+    assert f"{out} is as it was" in message
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert count_lines(out / "items.jsonl") == 500
+
+
+def test_an_import_over_an_earlier_one_keeps_the_workspace(xstest_sample: Path, tmp_path: Path):
+    out = tmp_path / "out"
+    src, _ = _bad_copy(xstest_sample, tmp_path)
+    assert run("import", "xstest", xstest_sample, "--out", out).returncode == 0
+    (out / "judge.jsonl").write_text("a judge's labels\n")
+    assert run("import", "xstest", src, "--out", out, "--skip-bad").returncode == 0
+    assert count_lines(out / "items.jsonl") == 499
+    assert count_lines(out / "labels.jsonl") == 2495
+    assert (out / "judge.jsonl").read_text() == "a judge's labels\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "xstest"], "no staging left"
 
 
 def test_import_skip_bad_reports_and_continues(xstest_sample: Path, tmp_path: Path):

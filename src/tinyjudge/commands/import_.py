@@ -25,28 +25,30 @@ def command(
 ) -> None:
     """Import a public labelled set into items.jsonl and labels.jsonl.
 
-    Without --skip-bad the import stops at the first bad record, exits 2 and
-    keeps what it read before it; with --skip-bad it reports each bad record
-    and imports the rest.
+    Without --skip-bad the import stops at the first bad record and exits 2;
+    with --skip-bad it reports each bad record and imports the rest. The two
+    files are written into a temporary folder beside OUT and take the place of
+    OUT's earlier pair together, only when the import succeeds: a failed or
+    killed import leaves OUT as it was (its other files always stay).
     """
+    from tinyjudge._atomic import atomic_dir
     from tinyjudge.datasets.importers import ImportStopped, run_import
     from tinyjudge.datasets.jsonl import write_jsonl
 
     if out_dir.exists() and not out_dir.is_dir():
         raise TinyjudgeError(f"--out {out_dir} is a file; give a folder to write into")
-    items_path, labels_path = out_dir / "items.jsonl", out_dir / "labels.jsonl"
     try:
         result = run_import(name, src, skip_bad=skip_bad)
     except ImportStopped as stop:
-        n_items = write_jsonl(items_path, stop.kept.items)
-        n_labels = write_jsonl(labels_path, stop.kept.labels)
-        fail(
-            f"{stop}; kept the {n_items} items and {n_labels} labels read before it in "
-            f"{items_path} and {labels_path}; fix that record, or rerun with --skip-bad "
-            "to import the rest"
+        kept = (
+            f"{out_dir} is as it was"
+            if (out_dir / "items.jsonl").exists() or (out_dir / "labels.jsonl").exists()
+            else "nothing written"
         )
-    n_items = write_jsonl(items_path, result.items)
-    n_labels = write_jsonl(labels_path, result.labels)
+        fail(f"{stop}; {kept}; fix that record, or rerun with --skip-bad to import the rest")
+    with atomic_dir(out_dir, keep_others=True) as tmp:
+        n_items = write_jsonl(tmp / "items.jsonl", result.items)
+        n_labels = write_jsonl(tmp / "labels.jsonl", result.labels)
     out.print(f"{name}: {n_items} items, {n_labels} labels -> {out_dir}", markup=False)
     for source, n in result.sources().items():
         unscored = sum(1 for lab in result.labels if lab.source == source and lab.status != "ok")
