@@ -17,7 +17,7 @@ from tinyjudge.audit.report import build_report, write_report
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.datasets.jsonl import read_items, read_labels, write_jsonl
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Label
+from tinyjudge.records import Item, Label
 
 CLASSES = ["full_compliance", "full_refusal", "partial_refusal"]
 
@@ -251,14 +251,56 @@ def test_report_pair_without_shared_items_has_n_zero_and_no_figures(tmp_path: Pa
         Label(item_id="1", rubric="r", source="human:x", label="yes"),
         Label(item_id="2", rubric="r", source="human:x", label="no"),
         Label(item_id="3", rubric="r", source="judge:y", label="no"),
+        Label(item_id="1", rubric="r", source="judge:z", label="yes"),
     ]
     report = build_report(labels, reference="human:x", n_boot=20)
     row = report.data["pairs"][0]
-    assert (row["n"], row["only_a"], row["only_b"]) == (0, 2, 1)
+    assert (row["b"], row["n"], row["only_a"], row["only_b"]) == ("judge:y", 0, 2, 1)
     assert row["kappa"] is None and row["kappa_ci"] == [None, None]
     write_report(report, tmp_path / "r.html", tmp_path / "r.json")
     assert json.loads((tmp_path / "r.json").read_text())["pairs"][0]["accuracy"] is None
     assert "<td>–</td>" in (tmp_path / "r.html").read_text()
+
+
+NOTHING_SHARED = [
+    Label(item_id="1", rubric="r", source="human:x", label="yes"),
+    Label(item_id="2", rubric="r", source="judge:y", label="no"),
+    Label(item_id="3", rubric="r", source="judge:z", label="no"),
+]
+
+
+@pytest.mark.parametrize(
+    ("items", "match"),
+    [
+        (
+            None,
+            r"no item has labels from both human:x and another source \(items labelled: "
+            r"human:x 1, judge:y 1, judge:z 1\)",
+        ),
+        (
+            [Item(id="a", messages=[{"role": "user", "content": "hi"}])],
+            r"the labels name none of the 1 items given \(e\.g\. item_id '1'",
+        ),
+    ],
+    ids=["sources-share-no-item", "labels-name-no-item"],
+)
+def test_an_audit_with_nothing_to_compare_is_refused(items, match: str) -> None:
+    with pytest.raises(TinyjudgeError, match=match):
+        build_report(NOTHING_SHARED, items, reference="human:x", n_boot=10)
+
+
+def test_audit_cli_with_labels_naming_no_item_exits_2(xstest_files, tmp_path: Path) -> None:
+    items_path, _ = xstest_files
+    other = tmp_path / "other.jsonl"
+    write_jsonl(other, NOTHING_SHARED)
+    for extra in ([], ["--items", items_path]):
+        proc = _tinyjudge(
+            "audit", other, *extra, "--reference", "human:x", "--json", tmp_path / "a.json"
+        )
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert ("none of the 500 items" if extra else "no item has labels from both") in proc.stderr
+        assert not (tmp_path / "a.json").exists()
 
 
 def test_import_then_audit_on_the_full_xstest_from_the_command_line(

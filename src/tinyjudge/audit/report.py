@@ -267,6 +267,27 @@ def estimates_section(
     return out
 
 
+def _check_overlap(
+    table: Table, reference: str, others: list[str], by_id: dict[str, Item] | None
+) -> None:
+    """Refuse an audit with nothing to compare: it would be a report of n = 0 rows."""
+    labelled = {i for d in table.values() for i in d}
+    if by_id is not None and not labelled & by_id.keys():
+        example = min(labelled)
+        raise TinyjudgeError(
+            f"the labels name none of the {len(by_id)} items given (e.g. item_id {example!r} "
+            "is not among them): pass the items these labels are about"
+        )
+    ref_ids = table[reference].keys()
+    if others and not any(ref_ids & table[s].keys() for s in others):
+        sizes = ", ".join(f"{s} {len(table[s])}" for s in [reference, *others])
+        raise TinyjudgeError(
+            f"no item has labels from both {reference} and another source (items labelled: "
+            f"{sizes}): audit compares sources on the items they share; check that the label "
+            "files are about the same items"
+        )
+
+
 def build_report(
     labels: Sequence[Label],
     items: Sequence[Item] | None = None,
@@ -301,8 +322,9 @@ def build_report(
         calibration_method: the calibrator cross-fitted in the calibration section.
 
     Raises:
-        TinyjudgeError: an unknown reference (the message lists the sources), or
-            ``group_by``/``slice_by`` without items.
+        TinyjudgeError: an unknown reference (the message lists the sources),
+            ``group_by``/``slice_by`` without items, labels that name none of
+            ``items``, or no item labelled by the reference and another source.
     """
     # the bias probes and estimates read Label lists, not the table: filter them alike
     rub = rubric if isinstance(rubric, Rubric) else None
@@ -318,6 +340,7 @@ def build_report(
     one_rubric = rubric_ids[0] if len(rubric_ids) == 1 else None
     order_, ordinal = _class_order(table, one_rubric, order, rub)
     others = sorted(s for s in table if s != reference)
+    _check_overlap(table, reference, others, by_id if items is not None else None)
     boot = {"n_boot": n_boot, "level": level, "seed": seed}
 
     def group_of(item_id: str) -> Any:
