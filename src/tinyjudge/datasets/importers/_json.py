@@ -16,7 +16,7 @@ from tinyjudge.errors import DataError
 
 from ._common import not_utf8_message
 
-__all__ = ["read_json_array", "read_jsonl_objects", "need"]
+__all__ = ["load_json", "read_json_array", "read_jsonl_objects", "need"]
 
 _WS = " \t\n\r"
 
@@ -25,6 +25,34 @@ def _skip_ws(text: str, i: int) -> int:
     while i < len(text) and text[i] in _WS:
         i += 1
     return i
+
+
+def load_json(raw: bytes, path: Path, line: int = 1) -> Any:
+    """Decode JSON bytes that start on ``line`` of ``path`` (a whole file, or one line of one).
+
+    Raises:
+        DataError: at ``path:line`` for every way decoding fails: bytes that are
+            not UTF-8, malformed JSON, nesting too deep for Python's decoder, an
+            integer of more than 4,300 digits. A byte-order mark on line 1 is read.
+    """
+    try:
+        return json.loads(raw.decode("utf-8-sig" if line == 1 else "utf-8"))
+    except UnicodeDecodeError as e:
+        where = line + raw.count(b"\n", 0, e.start)
+        raise DataError(str(path), where, not_utf8_message(raw[e.start])) from None
+    except json.JSONDecodeError as e:
+        where, problem = line + e.lineno - 1, f"malformed JSON ({e.msg} at column {e.colno})"
+        raise DataError(str(path), where, problem) from None
+    except (ValueError, RecursionError) as e:
+        raise DataError(str(path), line, _undecodable(e)) from None
+
+
+def _undecodable(e: ValueError | RecursionError) -> str:
+    """Valid JSON that Python will not decode: nesting too deep, an integer too long."""
+    if isinstance(e, RecursionError):
+        return "JSON nested too deep to read"
+    what = "a number of more than 4,300 digits" if "digits" in str(e) else str(e)[:120]
+    return f"malformed JSON ({what})"
 
 
 def read_json_array(path: Path) -> list[tuple[int, Any]]:
@@ -59,6 +87,8 @@ def read_json_array(path: Path) -> list[tuple[int, Any]]:
             obj, i = decoder.raw_decode(text, i)
         except json.JSONDecodeError as e:
             raise DataError(str(path), e.lineno, f"malformed JSON ({e.msg})") from None
+        except (ValueError, RecursionError) as e:
+            raise DataError(str(path), line, _undecodable(e)) from None
         out.append((line, obj))
         i = _skip_ws(text, i)
         if text.startswith("]", i):
@@ -86,11 +116,9 @@ def read_jsonl_objects(
             if not raw.strip():
                 continue
             try:
-                obj = json.loads(raw.decode("utf-8-sig" if line == 1 else "utf-8"))
-            except UnicodeDecodeError as e:
-                err = DataError(str(path), line, not_utf8_message(raw[e.start]))
-            except json.JSONDecodeError as e:
-                err = DataError(str(path), line, f"malformed JSON ({e.msg} at column {e.colno})")
+                obj = load_json(raw.rstrip(b"\r\n"), path, line)
+            except DataError as e:
+                err = e
             else:
                 if isinstance(obj, dict):
                     yield line, obj

@@ -18,7 +18,6 @@ The reward is a rule's verdict on task success, imported as source
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from tinyjudge.errors import DataError
 from tinyjudge.records import Item, Label, Message, ToolCall, ToolFunction
 
 from ._common import Imported
+from ._json import load_json
 
 __all__ = ["import_tau_bench", "tool_error_steps", "TAU_BENCH_SOURCE"]
 
@@ -54,7 +54,7 @@ def _message(where: str, i: int, raw: Any, open_calls: dict[str, str]) -> Messag
     if not isinstance(raw, dict):
         raise DataError(where, None, f"traj[{i}] is not a message object")
     role = raw.get("role")
-    if role not in _ROLES:
+    if not isinstance(role, str) or role not in _ROLES:
         raise DataError(
             where, None, f"traj[{i}] has unknown role {role!r}; allowed: {sorted(_ROLES)}"
         )
@@ -138,15 +138,14 @@ def import_tau_bench(src: Path, rubric_hash: str | None = None, skip_bad: bool =
     out = Imported()
     for path in files:
         try:
-            runs = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            err = DataError(str(path), e.lineno, f"malformed JSON ({e.msg})")
+            runs = load_json(path.read_bytes(), path)
+            if not isinstance(runs, list):
+                raise DataError(str(path), None, "expected a JSON list of runs")
+        except DataError as e:
             if not skip_bad:
-                raise err from None
-            out.bad.append(err)
+                raise
+            out.bad.append(e)
             continue
-        if not isinstance(runs, list):
-            raise DataError(str(path), None, "expected a JSON list of runs")
         agent_model, _, domain = path.stem.rpartition("-")
         for n, run in enumerate(runs):
             try:
@@ -169,11 +168,17 @@ def _run(
     item_id = f"tau_bench:{path.stem}:{run.get('task_id', n)}:{run.get('trial', 0)}"
     where = f"{path} ({item_id})"
     traj = run["traj"]
-    if not isinstance(traj, list) or not traj:
+    if not isinstance(traj, list):
+        kind = type(traj).__name__
+        raise DataError(where, None, f'"traj" is {kind}, not a list of messages')
+    if not traj:
         raise DataError(where, None, "empty trajectory; nothing to judge")
     open_calls: dict[str, str] = {}
     messages = [_message(where, i, m, open_calls) for i, m in enumerate(traj)]
-    task = (run.get("info") or {}).get("task") or {}
+    info = run.get("info") or {}
+    task = info.get("task") or {} if isinstance(info, dict) else None
+    if not isinstance(task, dict):
+        raise DataError(where, None, '"info" is not an object with a "task" object')
     metadata = {
         "task_id": run.get("task_id"),
         "trial": run.get("trial"),

@@ -14,14 +14,17 @@ people wrote them.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, cast, get_args
 
+from pydantic import ValidationError
+
+from tinyjudge.datasets.jsonl import describe_validation_error
 from tinyjudge.errors import DataError
 from tinyjudge.records import Item, Label, Message, Role
 
 from ._common import Imported
+from ._json import load_json
 
 __all__ = ["import_who_and_when", "WHO_AND_WHEN_SOURCE"]
 
@@ -42,6 +45,8 @@ def _messages(path: Path, history: Any) -> tuple[list[Message], list[str | None]
             raise DataError(str(path), None, f"history[{i}] is not a {{role, content}} message")
         role = str(entry.get("role", ""))
         name = entry.get("name") or None
+        if name is not None and not isinstance(name, str):
+            raise DataError(str(path), None, f"history[{i}] has a name that is not a string")
         if role in _ROLES and role != "tool":
             kept = cast(Role, role)
             messages.append(Message(role=kept, content=entry.get("content", ""), name=name))
@@ -120,10 +125,7 @@ def import_who_and_when(
     out = Imported()
     for path in files:
         try:
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as e:
-                raise DataError(str(path), e.lineno, f"malformed JSON ({e.msg})") from None
+            data = load_json(path.read_bytes(), path)
             if not isinstance(data, dict):
                 raise DataError(str(path), None, 'expected a JSON object with "history"')
             messages, original = _messages(path, data.get("history"))
@@ -137,8 +139,15 @@ def import_who_and_when(
                 metadata["error_type"] = data["labels"]
             if any(r is not None for r in original):
                 metadata["original_roles"] = original
-            out.items.append(Item(id=item_id, messages=messages, metadata=metadata))
-            out.labels.append(_label(item_id, data, len(messages), rubric_hash))
+            item = Item(id=item_id, messages=messages, metadata=metadata)
+            label = _label(item_id, data, len(messages), rubric_hash)
+            out.items.append(item)
+            out.labels.append(label)
+        except ValidationError as e:  # a field of the wrong type, e.g. a number as a name
+            bad = DataError(str(path), None, describe_validation_error(e))
+            if not skip_bad:
+                raise bad from None
+            out.bad.append(bad)
         except DataError as e:
             if not skip_bad:
                 raise
