@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from tinyjudge.records import Hint, Item, Label, Message, ToolCall, content_text
+from tinyjudge.errors import TinyjudgeError
+from tinyjudge.records import Hint, Item, Label, Message, ToolCall, content_text, join_sources
 
 
 def _tool_call(call_id: str = "call_1") -> dict:
@@ -177,3 +178,58 @@ def test_pairwise_label_with_orders() -> None:
         consistent=True,
     )
     assert lab.orders == {"ab": "a", "ba": "a"} and lab.consistent
+
+
+def _join_table() -> list[Label]:
+    def lab(item: str, source: str, label: str | None) -> Label:
+        if label is None:
+            return Label(item_id=item, rubric="r", source=source, status="unscored",
+                         raw="???", reason="unparseable")  # fmt: skip
+        return Label(item_id=item, rubric="r", source=source, label=label)
+
+    return [
+        lab("1", "human:x", "yes"), lab("1", "judge:m", "yes"),
+        lab("2", "human:x", "no"), lab("2", "judge:m", None),      # judge unscored
+        lab("3", "human:x", None), lab("3", "judge:m", None),      # both unscored
+        lab("4", "human:x", "no"), lab("4", "judge:m", "yes"),
+        lab("5", "human:x", "yes"),                                # judge never saw it
+        lab("6", "judge:m", "no"), lab("7", "judge:m", None),      # human never saw them
+    ]  # fmt: skip
+
+
+def test_join_sources_pairs_and_counts_each_side() -> None:
+    j = join_sources(_join_table(), "human:x", "judge:m")
+    assert j.item_ids == ["1", "4"]
+    assert [(x.label, y.label) for x, y in j.pairs] == [("yes", "yes"), ("no", "yes")]
+    assert (j.unscored_a, j.unscored_b, j.n_unscored) == (1, 2, 2)
+    assert (j.only_a, j.only_b) == (1, 2)
+    assert list(j.scored_a) == ["1", "2", "4", "5"]
+    assert list(j.scored_b) == ["1", "4", "6"]
+    assert (j.n_a, j.n_b, j.left_out_a, j.left_out_b) == (5, 6, 1, 3)
+
+
+def test_join_sources_usable_test_and_later_label_wins() -> None:
+    labels = [
+        *_join_table(),
+        Label(item_id="5", rubric="r", source="judge:m", label="no"),
+        Label(item_id="1", rubric="r", source="judge:m", label="no"),  # later: replaces "yes"
+    ]
+    j = join_sources(labels, "human:x", "judge:m", usable=lambda lab: lab.label == "yes")
+    assert j.item_ids == []
+    assert j.only_b == 2 and j.only_a == 0
+    assert list(j.scored_a) == ["1", "5"]
+
+
+@pytest.mark.parametrize(
+    "sources, match",
+    [
+        (("human:y", "judge:m"), r"no labels from source 'human:y'; sources present: \['human:x'"),
+        (("human:x", "z"), r"no labels from source 'z'"),
+    ],
+    ids=["first-missing", "second-missing"],
+)
+def test_join_sources_unknown_source_lists_present_ones(
+    sources: tuple[str, str], match: str
+) -> None:
+    with pytest.raises(TinyjudgeError, match=match):
+        join_sources(_join_table(), *sources)

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal, NamedTuple
 
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Label, index_labels
+from tinyjudge.records import Label, index_labels, join_sources
 
 __all__ = [
     "PairedLabels",
@@ -88,7 +88,7 @@ def pair_labels(
     rubric: str | None = None,
     value: Value = "label",
 ) -> PairedLabels:
-    """Pair two sources' labels by item.
+    """Pair two sources' labels by item (:func:`~tinyjudge.records.join_sources`'s values).
 
     Args:
         labels: Label records (any mix of sources), or the output of :func:`index_labels`.
@@ -102,27 +102,17 @@ def pair_labels(
         TinyjudgeError: a source has no labels at all (the message lists the sources present).
     """
     by_source = source_table(labels, (a, b), rubric)
-    la, lb = by_source[a], by_source[b]
-    ids: list[str] = []
-    va: list[Any] = []
-    vb: list[Any] = []
-    un_a = un_b = un_any = 0
-    for item_id, x in la.items():
-        y = lb.get(item_id)
-        if y is None:
-            continue
-        ok_a, ok_b = _usable(x, value), _usable(y, value)
-        un_a += not ok_a
-        un_b += not ok_b
-        if ok_a and ok_b:
-            ids.append(item_id)
-            va.append(label_value(x, value))
-            vb.append(label_value(y, value))
-        else:
-            un_any += 1
-    only_a = sum(1 for i in la if i not in lb)
-    only_b = sum(1 for i in lb if i not in la)
-    return PairedLabels(ids, va, vb, un_a, un_b, un_any, only_a, only_b)
+    j = join_sources(by_source, a, b, usable=lambda lab: _usable(lab, value))
+    return PairedLabels(
+        j.item_ids,
+        [label_value(x, value) for x, _ in j.pairs],
+        [label_value(y, value) for _, y in j.pairs],
+        j.unscored_a,
+        j.unscored_b,
+        j.n_unscored,
+        j.only_a,
+        j.only_b,
+    )
 
 
 def ratings_matrix(

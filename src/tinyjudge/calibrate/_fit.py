@@ -29,7 +29,7 @@ from tinyjudge.calibrate._guard import IF_WORSE, MethodCheck, compare_methods
 from tinyjudge.calibrate._metrics import METRIC_NAMES, METRICS
 from tinyjudge.calibrate._plot import reliability_diagram
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Item, Label, index_labels
+from tinyjudge.records import Item, Label, index_labels, join_sources
 
 __all__ = [
     "Calibration",
@@ -386,12 +386,16 @@ def calibrate_source(
     table = index_labels(labels)
     if source not in table:
         raise TinyjudgeError(f"no labels from source {source!r}; sources: {sorted(table)}")
-    targets, unscored = _human_targets(labels, human)
-    mine = {i: lab for i, lab in table[source].items() if lab.status == "ok"}
+    if human not in table:
+        raise TinyjudgeError(f"no labels from human source {human!r}; sources: {sorted(table)}")
+    joined = join_sources(table, source, human)
+    mine = joined.scored_a
+    targets = {i: lab.label for i, lab in joined.scored_b.items() if lab.label}
+    unscored = joined.n_b - len(targets)
     given = {c for lab in mine.values() for c in (lab.probs or {})}
     given |= {lab.label for lab in mine.values() if lab.label is not None}
     classes = sorted(given | set(targets.values()))
-    ids = [i for i in mine if i in targets]
+    ids = [x.item_id for x, y in joined.pairs if y.label]
     if not ids:
         raise TinyjudgeError(f"no item has both a scored {source} label and a {human} label")
     by_id = {it.id: it for it in items} if items is not None else {}

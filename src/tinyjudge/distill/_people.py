@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Item, Label, index_labels
+from tinyjudge.records import Item, Label, index_labels, join_sources
 from tinyjudge.rubric import Rubric, load_rubric
 
 from ._data import targets
@@ -88,18 +88,40 @@ class PeopleTargets(NamedTuple):
         }
 
 
-def _scored(labels: Sequence[Label], source: str, names: Sequence[str]) -> dict[str, Label]:
-    table = index_labels(labels)
-    if source not in table:
-        raise TinyjudgeError(f"no labels with source {source!r}; the labels hold {sorted(table)}")
-    out = {i: lab for i, lab in table[source].items() if lab.status == "ok" and lab.label}
-    bad = next((lab for lab in out.values() if lab.label not in names), None)
+def _has_class(label: Label) -> bool:
+    return label.status == "ok" and bool(label.label)
+
+
+def _offered(got: dict[str, Label], source: str, names: Sequence[str]) -> dict[str, Label]:
+    bad = next((lab for lab in got.values() if lab.label not in names), None)
     if bad is not None:
         raise TinyjudgeError(
             f"item {bad.item_id!r}: label {bad.label!r} of {source!r} is not offered by the "
             f"rubric; allowed: {list(names)}"
         )
-    return out
+    return got
+
+
+def _table(labels: Sequence[Label], sources: Sequence[str]) -> dict[str, dict[str, Label]]:
+    table = index_labels(labels)
+    for src in sources:
+        if src not in table:
+            raise TinyjudgeError(f"no labels with source {src!r}; the labels hold {sorted(table)}")
+    return table
+
+
+def _scored(labels: Sequence[Label], source: str, names: Sequence[str]) -> dict[str, Label]:
+    """One source's labels that carry a class, by item, checked against the rubric."""
+    got = _table(labels, [source])[source]
+    return _offered({i: lab for i, lab in got.items() if _has_class(lab)}, source, names)
+
+
+def _scored_pair(
+    labels: Sequence[Label], source: str, human: str, names: Sequence[str]
+) -> tuple[dict[str, Label], dict[str, Label]]:
+    """:func:`_scored` of the judge and of people, by one join of the two sources."""
+    joined = join_sources(_table(labels, [source, human]), source, human, usable=_has_class)
+    return _offered(joined.scored_a, source, names), _offered(joined.scored_b, human, names)
 
 
 def judge_confusion(judge: np.ndarray, person: np.ndarray, smoothing: float = 0.5) -> np.ndarray:
@@ -149,8 +171,7 @@ def people_targets(
     rubric = load_rubric(rubric)
     names = rubric.label_names
     k = len(names)
-    judge_of = _scored(labels, source, names)
-    people_of = _scored(labels, human, names)
+    judge_of, people_of = _scored_pair(labels, source, human, names)
     index = {n: j for j, n in enumerate(names)}
     kept = [it for it in items if it.id in judge_of or it.id in people_of]
     is_human = np.array([it.id in people_of for it in kept], dtype=bool)

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Item, Label
+from tinyjudge.records import Item, Label, join_sources
 from tinyjudge.rubric import Rubric, load_rubric
 
 from ._rates import Method, RateDifference, RateEstimate, compare_rates, estimate_rate
@@ -224,24 +224,16 @@ def estimate_rates(
         ["items", "human", "unscored_cheap", "unscored_human", "human_without_cheap"], 0
     )
     counts["not_in_items"] = 0
-    f_val: dict[str, float] = {}
-    for item_id, lab in table[cheap].items():
-        if index is not None and item_id not in index:
-            counts["not_in_items"] += 1
-        elif lab.status != "ok":
-            counts["unscored_cheap"] += 1
-        else:
-            f_val[item_id] = behaviour_value(lab, rub)
-    y_val: dict[str, float] = {}
-    for item_id, lab in table[human].items():
-        if index is not None and item_id not in index:
-            counts["not_in_items"] += 1
-        elif lab.status != "ok":
-            counts["unscored_human"] += 1
-        elif item_id not in f_val:
-            counts["human_without_cheap"] += 1
-        else:
-            y_val[item_id] = behaviour_value(lab, rub)
+    if index is not None:
+        for src in (cheap, human):
+            counts["not_in_items"] += sum(1 for i in table[src] if i not in index)
+        table = {s: {i: lab for i, lab in table[s].items() if i in index} for s in (cheap, human)}
+    joined = join_sources(table, cheap, human)
+    counts["unscored_cheap"] = joined.left_out_a
+    counts["unscored_human"] = joined.left_out_b
+    f_val = {i: behaviour_value(lab, rub) for i, lab in joined.scored_a.items()}
+    y_val = {i: behaviour_value(lab, rub) for i, lab in joined.scored_b.items() if i in f_val}
+    counts["human_without_cheap"] = len(joined.scored_b) - len(y_val)
     if not y_val:
         raise TinyjudgeError(
             f"no item has both a scored {cheap!r} label and a scored {human!r} label; "

@@ -21,7 +21,7 @@ from typing import Literal
 import numpy as np
 
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Label
+from tinyjudge.records import Label, index_labels, join_sources
 from tinyjudge.rubric import Rubric
 
 __all__ = [
@@ -138,8 +138,11 @@ def teach_values(
         )
     judges = list(dict.fromkeys(lab.source for lab in ok if lab.source.startswith("judge:")))
     judge = judges[0] if judges else None
-    probs = {lab.item_id: lab.probs for lab in ok if lab.source == model}
-    said = {lab.item_id: lab.label for lab in ok if lab.source == judge}
+    table = index_labels(ok)
+    probs = {i: lab.probs for i, lab in table[model].items()}
+    said: dict[str, str | None] = {}
+    if judge is not None:
+        said = {x.item_id: y.label for x, y in join_sources(table, model, judge).pairs}
     values = np.zeros(len(item_ids))
     for i, item_id in enumerate(item_ids):
         p = probs.get(item_id)
