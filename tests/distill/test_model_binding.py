@@ -149,7 +149,36 @@ def test_a_malformed_config_is_one_line(two_models, tmp_path: Path, text, match:
     assert "\n" not in str(e.value)
 
 
+HASHED_BUT_WRONG = [
+    ("tier_a_list", {"tier": []}, "unknown tier list"),
+    ("rubric_null", {"rubric": None}, r"malformed \(Input should be a valid dictionary"),
+    ("rubric_id_a_number", {"rubric": {"id": 7}}, r'malformed \(.*field "id"'),
+    ("classes_null", {"classes": None}, r"malformed \(TypeError"),
+    ("params_a_list", {"params": [1]}, r"malformed \(TypeError"),
+]
+
+
+@pytest.mark.parametrize(
+    "change,match", [b[1:] for b in HASHED_BUT_WRONG], ids=[b[0] for b in HASHED_BUT_WRONG]
+)
+def test_a_config_of_the_wrong_shape_is_one_line(two_models, tmp_path: Path, change, match) -> None:
+    """Values of the wrong type under a valid hash (written by other code): one line, no crash."""
+    from tinyjudge._digest import content_sha256
+
+    d = two_models[0].save(tmp_path / "m")
+
+    def edit(meta: dict) -> None:
+        meta.update(change)
+        meta["sha256"] = content_sha256(meta)
+
+    _edit(d / "tinyjudge.json", edit)
+    with pytest.raises(TinyjudgeError, match=match) as e:
+        load_model(d)
+    assert "\n" not in str(e.value) and "tinyjudge.json" in str(e.value)
+
+
 BAD_CALIBRATION = [
+    ("method_a_list", {"method": ["temperature"]}, r"method \['temperature'\] is not one of"),
     ("eps_not_a_number", {"eps": "x"}, 'bad "params"'),
     ("params_missing", {"params": None}, 'bad "params"'),
     ("not_utf8", b'{"format": "\xff"}', "not UTF-8"),

@@ -116,7 +116,7 @@ def load_calibrator(model_dir: str | os.PathLike[str]) -> BaseCalibrator | None:
         got = state.get("format") if isinstance(state, dict) else type(state).__name__
         raise DataError(str(path), None, f'"format" is {got!r}, expected {FORMAT!r}')
     method = state.get("method")
-    if method not in CALIBRATORS:
+    if not isinstance(method, str) or method not in CALIBRATORS:
         raise DataError(str(path), None, f"method {method!r} is not one of {sorted(CALIBRATORS)}")
     classes = state.get("classes")
     if not isinstance(classes, list) or len(classes) < 2:

@@ -6,6 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from tinyjudge.datasets.jsonl import describe_validation_error
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.rubric import Rubric, load_rubric
 
@@ -120,7 +123,7 @@ def check_model_dir(model_dir: str | Path, calibrated: bool = True) -> dict[str,
                 "changed or corrupted: re-distill or restore it"
             )
     tier = meta.get("tier")
-    if tier not in TIERS:
+    if not isinstance(tier, str) or tier not in TIERS:
         raise TinyjudgeError(f"{meta_path}: unknown tier {_short(tier)}; tiers are {sorted(TIERS)}")
     if calibrated:
         from tinyjudge.calibrate import load_calibrator
@@ -163,7 +166,14 @@ def load_model(model_dir: str | Path, calibrated: bool = True) -> RewardModel:
     """
     d = Path(model_dir)
     meta = check_model_dir(d, calibrated=False)
-    model = TIERS[meta["tier"]]._load(d, meta)
+    try:
+        model = TIERS[meta["tier"]]._load(d, meta)
+    except (ValidationError, KeyError, TypeError, ValueError, AttributeError) as e:
+        # Hashed, so not a slip of the hand: a file written by other code than ours.
+        problem = describe_validation_error(e) if isinstance(e, ValidationError) else repr(e)
+        raise TinyjudgeError(
+            f"{d / META_FILE}: malformed ({problem[:200]}); re-distill the model"
+        ) from None
     if calibrated:
         from tinyjudge.calibrate import load_calibrator
 
