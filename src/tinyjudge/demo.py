@@ -145,7 +145,6 @@ def run_demo(
         with _stage(console, "2. judge (the live local model behind llama.cpp)", timings):
             with local_judge(RUBRIC, cache=out_dir / "judge_local.sqlite") as live:
                 judged = live.run(items, progress=console)
-            run = live.summary
     else:
         with _stage(console, "2. judge (recorded GPT-4 verdicts, replayed over HTTP)", timings):
             with replay_server(recorded, source=TEACHER, items=items, rubric=RUBRIC) as server:
@@ -158,9 +157,8 @@ def run_demo(
                     cache=out_dir / "judge.sqlite",
                 )
                 judged = replayed.run(items)
-            run = replayed.summary
-    write_jsonl(out_dir / "judge_labels.jsonl", judged)
-    for line in run.lines():
+    write_jsonl(out_dir / "judge_labels.jsonl", judged.labels)
+    for line in judged.summary.lines():
         console.print(f"  {line}")
 
     _quiet_transformers()
@@ -169,8 +167,8 @@ def run_demo(
         params = {"cache_dir": str(out_dir / "embeddings")} if tier == "probe" else {}
         result = distill(
             train,
-            judged,
-            source=judged[0].source,
+            judged.labels,
+            source=judged.source,
             rubric=RUBRIC,
             tier=tier,
             group_by=GROUP,
@@ -211,7 +209,7 @@ def run_demo(
         console, "6. audit on the evaluation prompts (never trained or calibrated on)", timings
     ):
         evaluation = {it.id for it in items if split[it.id] == "evaluation"}
-        audit_labels = _without_recorded_teacher(recorded, judged, scored, evaluation)
+        audit_labels = _without_recorded_teacher(recorded, judged.labels, scored, evaluation)
         report = build_report(
             audit_labels,
             [it for it in items if it.id in evaluation],
@@ -222,7 +220,7 @@ def run_demo(
             n_boot=500,
         )
         write_report(report, out_dir / "report.html", out_dir / "report.json")
-        pairs = _key_pairs(report.data, judged[0].source, scored[0].source)
+        pairs = _key_pairs(report.data, judged.source, scored[0].source)
         console.print(f"wrote {out_dir / 'report.html'} and {out_dir / 'report.json'}")
 
     with _stage(console, "7. estimate refusal rates with PPI (cheap: reward model)", timings):
@@ -240,7 +238,7 @@ def run_demo(
     summary = {
         "items": len(items),
         "splits": counts,
-        "judge": {"source": judged[0].source, **run.as_dict()},
+        "judge": {"source": judged.source, **judged.summary.as_dict()},
         "distill": {"tier": tier, "validation": v, "n_train": result.n_train},
         "calibration": calibration,
         "agreement": pairs,

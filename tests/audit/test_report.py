@@ -111,7 +111,12 @@ def test_report_renders_self_contained_html_and_json(xstest_files, tmp_path: Pat
     for p in data["pairs"]:
         assert {"a", "b", "n", "accuracy", "kappa", "kappa_ci", "alpha"} <= set(p)
         assert len(p["kappa_ci"]) == 2
-    assert set(data) >= {"pairs", "slices", "calibration", "bias"}
+    sections = ["meta", "sources", "pairs", "raters", "slices", "calibration"]
+    sections += ["calibration_notes", "bias", "estimates"]
+    assert list(data) == sections  # the typed report writes today's JSON, in that order
+    assert data == json.loads(report.to_json())
+    assert data["meta"]["reference"] == report.meta["reference"] == "human:final"
+    assert [s["source"] for s in report.sources] == report.meta["sources"]
     soft = data["calibration"]["judge:gpt-4-soft"]
     assert soft["one_hot"] is False
     assert soft["cross_fitted"]["metrics"]["ece"]["value"] < soft["metrics"]["ece"]["value"]

@@ -6,18 +6,14 @@ import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pytest
 
+from tinyjudge.audit import AuditReport
 from tinyjudge.audit._report_html import render_html
 
 GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "audit_html"
-
-
-class _Report(NamedTuple):
-    data: dict[str, Any]
-    figures: dict[str, bytes]
 
 
 class _Events(HTMLParser):
@@ -50,7 +46,9 @@ def _events(page: str) -> list[tuple[Any, ...]]:
 def page() -> str:
     data = json.loads((GOLDEN / "report.json").read_text(encoding="utf-8"))
     figures = {f"reliability:{s}": b"\x89PNG fake " + s.encode() for s in data["calibration"]}
-    return render_html(_Report(data, figures))
+    report = AuditReport.from_data(data, figures)
+    assert report.to_json() == json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return render_html(report)
 
 
 def test_the_page_says_what_the_f_string_page_said(page: str) -> None:

@@ -10,7 +10,10 @@ from __future__ import annotations
 import base64
 import io
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tinyjudge.audit._report_data import AuditReport
 
 __all__ = ["render_html", "forest_plot"]
 
@@ -154,12 +157,12 @@ def _weakest_slices(data: dict[str, Any]) -> dict[str, tuple[float, str, str, in
     return worst
 
 
-def render_html(report: Any) -> str:
+def render_html(report: AuditReport) -> str:
     """The whole page for an :class:`~tinyjudge.audit.report.AuditReport`."""
     from tinyjudge.calibrate import METRIC_NAMES
 
     data, figures = report.data, report.figures
-    ref = data["meta"]["reference"]
+    ref = report.meta["reference"]
     vs_ref = [r for r in data["pairs"] if r["a"] == ref]
     return (
         _environment()

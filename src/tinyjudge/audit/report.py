@@ -8,14 +8,13 @@ unscored labels are counted beside it, never turned into a class.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from itertools import combinations
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -24,6 +23,7 @@ from tinyjudge.audit._alpha import alpha_from_confusion, alpha_from_value_counts
 from tinyjudge.audit._encode import encode
 from tinyjudge.audit._kappa import kappa_from_confusion, kendall, spearman, weight_matrix
 from tinyjudge.audit._pairs import pair_labels, ratings_matrix
+from tinyjudge.audit._report_data import AuditMeta, AuditReport, PairRow, SourceSummary
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label, index_labels
 from tinyjudge.rubric import Rubric
@@ -31,13 +31,6 @@ from tinyjudge.rubric import Rubric
 __all__ = ["AuditReport", "build_report", "write_report", "bias_section", "estimates_section"]
 
 Table = dict[str, dict[str, Label]]
-
-
-class AuditReport(NamedTuple):
-    """Figures for machines (``data``, the JSON) and plots for people (``figures``, PNG bytes)."""
-
-    data: dict[str, Any]
-    figures: dict[str, bytes]
 
 
 def _num(x: float | None) -> float | None:
@@ -78,7 +71,7 @@ def _class_order(
     return base + extra, ordinal
 
 
-def _source_summary(source: str, labels: dict[str, Label], order: list[str]) -> dict[str, Any]:
+def _source_summary(source: str, labels: dict[str, Label], order: list[str]) -> SourceSummary:
     scored = [lab for lab in labels.values() if lab.status == "ok"]
     reasons = Counter(lab.reason or "unscored" for lab in labels.values() if lab.status != "ok")
     dist = Counter(lab.label for lab in scored if lab.label is not None)
@@ -102,9 +95,9 @@ def _pair_row(
     ordinal: bool,
     group_of: Callable[[str], Any],
     boot: dict[str, Any],
-) -> dict[str, Any]:
+) -> PairRow:
     p = pair_labels(table, a, b)
-    row: dict[str, Any] = {
+    row: PairRow = {
         "a": a,
         "b": b,
         "n": p.n,
@@ -349,30 +342,28 @@ def build_report(
         value = by_id[item_id].get(group_by)
         return item_id if value is None else value
 
-    def row(t: Table, a: str, b: str) -> dict[str, Any]:
+    def row(t: Table, a: str, b: str) -> PairRow:
         return _pair_row(t, a, b, order_, ordinal, group_of, boot)
 
-    data: dict[str, Any] = {
-        "meta": {
-            "reference": reference,
-            "sources": [reference, *others],
-            "rubrics": rubric_ids,
-            "labels": order_,
-            "ordinal": ordinal,
-            "group_by": group_by,
-            "slice_by": list(slice_by),
-            "n_items": len(by_id) if items is not None else None,
-            "n_boot": n_boot,
-            "level": level,
-            "seed": seed,
-            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        },
-        "sources": [_source_summary(s, table[s], order_) for s in [reference, *others]],
-        "pairs": [row(table, reference, s) for s in others]
-        + [row(table, a, b) for a, b in combinations(others, 2)],
+    meta: AuditMeta = {
+        "reference": reference,
+        "sources": [reference, *others],
+        "rubrics": rubric_ids,
+        "labels": order_,
+        "ordinal": ordinal,
+        "group_by": group_by,
+        "slice_by": list(slice_by),
+        "n_items": len(by_id) if items is not None else None,
+        "n_boot": n_boot,
+        "level": level,
+        "seed": seed,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
+    sources = [_source_summary(s, table[s], order_) for s in [reference, *others]]
+    pairs = [row(table, reference, s) for s in others]
+    pairs += [row(table, a, b) for a, b in combinations(others, 2)]
     humans = [s for s in others if s.startswith("human:")]
-    data["raters"] = [
+    raters = [
         _raters(table, group, order_, group_of, boot) | {"name": name}
         for name, group in (
             ("people (reference left out)", humans),
@@ -380,7 +371,7 @@ def build_report(
         )
         if len(group) >= 2
     ]
-    slices: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    slices: dict[str, dict[str, list[PairRow]]] = {}
     for key in slice_by:
         values = {i: by_id[i].get(key) if i in by_id else None for i in table[reference]}
         slices[key] = {}
@@ -388,7 +379,6 @@ def build_report(
             ids = {i for i, v in values.items() if str(v) == value}
             sub = {s: {i: lab for i, lab in d.items() if i in ids} for s, d in table.items()}
             slices[key][value] = [row(sub, reference, s) for s in others if sub[s]]
-    data["slices"] = slices
     figures: dict[str, bytes] = {}
     calib = {}
     notes: list[str] = []
@@ -402,15 +392,13 @@ def build_report(
             continue
         if got is not None:
             calib[s] = got
-    data["calibration"] = calib
-    data["calibration_notes"] = notes
-    data["bias"] = bias_section(labels, items, reference=reference, group_by=group_by, **boot)
-    data["estimates"] = estimates_section(
+    bias = bias_section(labels, items, reference=reference, group_by=group_by, **boot)
+    estimates = estimates_section(
         labels, items, reference=reference, by=slice_by[0] if slice_by else None,
         cheap=[s for s in others if not s.startswith("human:")], level=level, seed=seed,
         rubric=rub,
     )  # fmt: skip
-    return AuditReport(data, figures)
+    return AuditReport(meta, sources, pairs, raters, slices, calib, notes, bias, estimates, figures)
 
 
 def write_report(
@@ -424,8 +412,7 @@ def write_report(
 
     if json_path is not None:
         with atomic_writer(json_path) as fh:
-            json.dump(report.data, fh, indent=2, ensure_ascii=False, allow_nan=False)
-            fh.write("\n")
+            fh.write(report.to_json())
     if html_path is not None:
         with atomic_writer(html_path) as fh:
             fh.write(render_html(report))

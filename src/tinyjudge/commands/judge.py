@@ -135,17 +135,16 @@ def command(
         else:
             assert model is not None
             judge = Judge(rub, model, base_url=base_url, api_key=api_key, **common)
-        labels = judge.run(item_list, progress=err if progress else False)
-    write_jsonl(out_path, labels)
-    run = judge.summary
-    out.print(f"wrote {len(labels)} labels ({judge.source}) -> {out_path}")
+        judgment = judge.run(item_list, progress=err if progress else False)
+    write_jsonl(out_path, judgment.labels)
+    out.print(f"wrote {len(judgment)} labels ({judgment.source}) -> {out_path}")
     if cache_path is not None:
         out.print(f"cache: {cache_path}")
-    for line in run.lines():
+    for line in judgment.summary.lines():
         out.print(line)
     if summary is not None:
         with atomic_writer(summary) as fh:
-            json.dump(run.as_dict(), fh, indent=2)
+            json.dump(judgment.as_dict(), fh, indent=2)
 
 
 def _judge_options(local: bool, **given: Any) -> dict[str, Any]:

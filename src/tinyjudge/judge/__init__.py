@@ -1,9 +1,10 @@
 """The LLM judge: a versioned rubric applied by any OpenAI-compatible model.
 
-``Judge(rubric, model=...).run(items)`` gives one :class:`~tinyjudge.records.Label`
-per item: the label, its distribution (from logprobs or samples), a rationale,
-an optional hint, both orders for a pair; cached in SQLite so that a re-run or a
-resumed run makes no call twice. ``window_messages`` says which part of a long
+``Judge(rubric, model=...).run(items)`` gives a :class:`Judgment`: one
+:class:`~tinyjudge.records.Label` per item (it reads as their list) and the run's
+figures. Each label holds the verdict, its distribution (from logprobs or samples),
+a rationale, an optional hint, both orders for a pair; cached in SQLite so that a
+re-run or a resumed run makes no call twice. ``window_messages`` says which part of a long
 trajectory the judge sees (steps are 0-based indices of ``item.messages``).
 ``LocalServer`` and ``replay_server`` are real local OpenAI-compatible servers
 for tests, benchmarks and the keyless demo.
@@ -14,7 +15,7 @@ from __future__ import annotations
 from ._parse import ParseFailure, Verdict, parse_verdict
 from ._probs import probs_from_logprobs, probs_from_samples
 from ._prompt import build_messages, verdict_schema
-from ._runner import EndpointFailing, Judge, Summary
+from ._runner import EndpointFailing, Judge, Judgment, Summary
 from ._store import Store, cache_key
 from ._window import Shown, Windowed, estimate_tokens, is_tool_error, window_messages
 from .replay import (
@@ -29,6 +30,7 @@ from .replay import (
 
 __all__ = [
     "Judge",
+    "Judgment",
     "Summary",
     "EndpointFailing",
     "window_messages",

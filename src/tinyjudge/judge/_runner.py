@@ -19,11 +19,11 @@ from ._client import RESPONSE_FORMATS, Caller, CallFailed, FatalCallError, Mode,
 from ._parse import bound_text
 from ._prompt import PROMPT_VERSION, build_messages, item_agents, verdict_schema
 from ._store import Store, cache_key
-from ._summary import Summary
+from ._summary import Judgment, Summary
 from ._verdicts import failed_result, make_label, result_from_outputs, swap_result
 from ._window import window_messages
 
-__all__ = ["Judge", "Summary", "EndpointFailing"]
+__all__ = ["Judge", "Judgment", "Summary", "EndpointFailing"]
 
 
 class EndpointFailing(TinyjudgeError):
@@ -37,8 +37,8 @@ class Judge:
 
     Example:
         >>> judge = Judge("compliance", model="gpt-4o-mini", cache="runs/judge.sqlite")
-        >>> labels = judge.run(items)  # doctest: +SKIP
-        >>> print("\\n".join(judge.summary.lines()))  # doctest: +SKIP
+        >>> judgment = judge.run(items)  # doctest: +SKIP
+        >>> print("\\n".join(judgment.summary.lines()))  # doctest: +SKIP
 
     Args:
         rubric: a :class:`Rubric`, a built-in rubric name or a YAML path.
@@ -181,7 +181,7 @@ class Judge:
         on_progress: Callable[[int, int], None] | None = None,
         *,
         progress: bool | Console = False,
-    ) -> list[Label]:
+    ) -> Judgment:
         """Judge every item; one Label each, in input order (see :meth:`arun`).
 
         Works in scripts and in notebooks (where an event loop is already running).
@@ -220,7 +220,7 @@ class Judge:
 
         def target() -> None:
             try:
-                box["labels"] = asyncio.run(self.arun(items, on_progress))
+                box["judgment"] = asyncio.run(self.arun(items, on_progress))
             except BaseException as e:  # re-raised in the caller's thread
                 box["error"] = e
 
@@ -229,11 +229,12 @@ class Judge:
         t.join()
         if "error" in box:
             raise box["error"]
-        return box["labels"]
+        judgment: Judgment = box["judgment"]
+        return judgment
 
     async def arun(
         self, items: Iterable[Item], on_progress: Callable[[int, int], None] | None = None
-    ) -> list[Label]:
+    ) -> Judgment:
         """Judge every item with at most ``concurrency`` in flight; the async core of :meth:`run`.
 
         Each finished judgment is committed to the cache before the next is
@@ -356,7 +357,7 @@ class Judge:
                 summary.tokens_in * self.prices.get("input", 0.0)
                 + summary.tokens_out * self.prices.get("output", 0.0)
             ) / 1e6
-        return out
+        return Judgment(out, self.source, self.rubric.id, self.rubric_hash, summary)
 
     def _maybe_stop(self, failing: dict[str, Any], to_call: int) -> None:
         """Raise :class:`EndpointFailing` when the failures say the endpoint is not working."""

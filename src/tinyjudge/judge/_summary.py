@@ -1,11 +1,15 @@
-"""What a judge run did, for the terminal and the ``--summary`` JSON."""
+"""What a judge run returns: its labels, and what it did (for the terminal and ``--summary``)."""
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
-__all__ = ["Summary"]
+from tinyjudge.records import Label
+
+__all__ = ["Summary", "Judgment"]
 
 
 @dataclass
@@ -60,3 +64,56 @@ class Summary:
             out.append(f"response format: {self.response_format}")
         out += [f"fallback: {f}" for f in self.fallbacks]
         return out
+
+
+@dataclass(frozen=True, eq=False)
+class Judgment(Sequence[Label]):
+    """What :meth:`Judge.run <tinyjudge.judge.Judge.run>` returns: a label per item, and the run.
+
+    It is a sequence of the labels (one per item, in input order), so
+    ``[label] = judge.run([item])`` and ``write_jsonl(path, judgment)`` read it
+    as a list; the run's figures are typed attributes beside them.
+
+    Attributes:
+        labels: one Label per item, in input order (unscored ones included).
+        source: the labels' source, ``judge:<model>``.
+        rubric: the rubric's id.
+        rubric_hash: the rubric's content hash, as in each label.
+        summary: counts, calls, tokens, cost, flip rate, and the response format
+            the run stepped down to (``summary.response_format``, ``summary.fallbacks``).
+    """
+
+    labels: list[Label]
+    source: str
+    rubric: str
+    rubric_hash: str
+    summary: Summary
+
+    @overload
+    def __getitem__(self, index: int) -> Label: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Label]: ...
+    def __getitem__(self, index: int | slice) -> Label | list[Label]:
+        return self.labels[index]
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def __iter__(self) -> Iterator[Label]:
+        return iter(self.labels)
+
+    @property
+    def unscored_reasons(self) -> dict[str, int]:
+        """How many labels came back unscored for each reason, most frequent first."""
+        got = Counter(lab.reason or "" for lab in self.labels if lab.status != "ok")
+        return dict(got.most_common())
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``--summary`` JSON: the summary's figures, the source, rubric and reasons."""
+        return {
+            **self.summary.as_dict(),
+            "source": self.source,
+            "rubric": self.rubric,
+            "rubric_hash": self.rubric_hash,
+            "unscored_reasons": self.unscored_reasons,
+        }
