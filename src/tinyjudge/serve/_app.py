@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tinyjudge._memory import trimming
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import TinyjudgeError, one_line
 from tinyjudge.records import Item, Label
 
 from ._batcher import MicroBatcher
@@ -79,7 +79,7 @@ def _describe(err: RequestValidationError | ValidationError) -> str:
             parts.append(f'unknown field "{loc}"')
         else:
             parts.append(f'field "{loc}": {e["msg"]}')
-    return "; ".join(parts)
+    return one_line("; ".join(parts))  # field names come from the client's JSON
 
 
 def create_app(

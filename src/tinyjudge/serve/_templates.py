@@ -191,7 +191,8 @@ def canonical(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if isinstance(m.get("content"), str):
             m["content"] = m["content"].strip() or None
         text = m.get("content")
-        if m.get("role") == "system" and (text is None or text in DEFAULT_SYSTEM_PROMPTS):
+        default = text is None or (isinstance(text, str) and text in DEFAULT_SYSTEM_PROMPTS)
+        if m.get("role") == "system" and default:
             continue
         if m.get("role") in ("tool", "ipython", "function"):
             m.pop("name", None)
