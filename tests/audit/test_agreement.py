@@ -60,8 +60,8 @@ def test_cohen_kappa_equals_sklearn_on_random_ordinal_data(seed: int, weights) -
 
 
 @pytest.mark.parametrize("weights", [None, "linear", "quadratic"], ids=["plain", "linear", "quad"])
-def test_cohen_kappa_equals_sklearn_on_real_xstest(shared_data: Path, weights) -> None:
-    labels = _xstest(shared_data / "xstest")
+def test_cohen_kappa_equals_sklearn_on_real_xstest(data_dir, weights) -> None:
+    labels = _xstest(data_dir("xstest"))
     for other in ("judge:gpt-4", "classifier:string-match", "human:annotator_1"):
         p = pair_labels(labels, "human:final", other)
         ours = cohen_kappa(p.a, p.b, weights, labels=XSTEST_ORDER)
@@ -69,10 +69,11 @@ def test_cohen_kappa_equals_sklearn_on_real_xstest(shared_data: Path, weights) -
         assert ours == pytest.approx(theirs, abs=1e-9)
 
 
-def test_gpt4_judge_on_full_xstest_matches_published_orientation(shared_data: Path) -> None:
-    # The data README quotes accuracy 0.80 and kappa 0.63 on all 2,250 rows; this copy
-    # holds 1,500 of them, so only the neighbourhood is checked, not the digits.
-    p = pair_labels(_xstest(shared_data / "xstest"), "human:final", "judge:gpt-4")
+def test_gpt4_judge_on_xstest_matches_published_orientation(data_dir) -> None:
+    # The data README quotes accuracy 0.80 and kappa 0.63 on all 2,250 rows; the shared copy
+    # holds 1,500 of them (0.800, 0.629) and the bundled slice 500 (0.796, 0.621), so only
+    # the neighbourhood is checked, not the digits.
+    p = pair_labels(_xstest(data_dir("xstest")), "human:final", "judge:gpt-4")
     assert 0.75 < accuracy(p.a, p.b) < 0.9
     assert 0.5 < cohen_kappa(p.a, p.b) < 0.75
 
@@ -231,8 +232,8 @@ def test_alpha_package_doc_examples() -> None:
 
 
 @pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
-def test_alpha_equals_package_on_real_xstest_raters(shared_data: Path, level: str) -> None:
-    labels = _xstest(shared_data / "xstest")
+def test_alpha_equals_package_on_real_xstest_raters(data_dir, level: str) -> None:
+    labels = _xstest(data_dir("xstest"))
     sources = ["human:annotator_1", "human:annotator_2", "judge:gpt-4", "classifier:string-match"]
     _, rows = ratings_matrix(labels, sources)
     codes = np.array(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support import SHARED_DATA
+from support import is_slice, real_data
 
 from tinyjudge.audit.bias import (
     DEFAULT_INJECTION,
@@ -48,17 +48,18 @@ def _verdict(item_id: str, value: str | None, source: str = "judge:x") -> Label:
     return Label(item_id=item_id, rubric="r", source=source, label=value)
 
 
-def _llmbar(subset_glob: str = "*"):
-    from tinyjudge.datasets.importers import run_import
-
-    if not (SHARED_DATA / "llmbar").is_dir():
-        pytest.skip(f"real data not present at {SHARED_DATA}")
-    return run_import("llmbar", SHARED_DATA / "llmbar")
+# The whole set where ../shared/data has it, else the bundled slice (15 MT-Bench pairs).
+LLMBAR = real_data("llmbar")
+LLMBAR_SLICE = LLMBAR is not None and is_slice(LLMBAR)
 
 
 @pytest.fixture(scope="module")
 def llmbar():
-    return _llmbar()
+    from tinyjudge.datasets.importers import run_import
+
+    if LLMBAR is None:
+        pytest.skip("no LLMBar data, shared or bundled")
+    return run_import("llmbar", LLMBAR)
 
 
 # ---------------------------------------------------------------- position
@@ -111,35 +112,43 @@ def test_items_without_a_group_key_are_their_own_clusters() -> None:
 
 def test_position_bias_reproduces_llmbar_published_swap_agreement(llmbar) -> None:
     # LLMBar's statistics.json gives "equal": pairs whose swap=False and swap=True winners
-    # agree (a pair with no winner in both orders counts as equal there).
+    # agree (a pair with no winner in both orders counts as equal there). The same count
+    # is made here from result.json; the whole set's statistics.json must say it too (the
+    # bundled slice ships none: its figures are of all rows).
     checked = 0
-    for stats in sorted(
-        (SHARED_DATA / "llmbar/Dataset/Processed").glob("*/evaluators/*/*/statistics.json")
-    ):
-        subset, judge = stats.parts[-5], f"{stats.parts[-3]}/{stats.parts[-2]}"
-        equal, total = map(
-            int, re.match(r"(\d+) / (\d+)", json.loads(stats.read_text())["equal"]).groups()
-        )
+    for run in sorted((LLMBAR / "Dataset/Processed").glob("*/evaluators/*/*/result.json")):
+        subset, judge = run.parts[-5], f"{run.parts[-3]}/{run.parts[-2]}"
+        rows = json.loads(run.read_text(encoding="utf-8"))
+        winners = [[r["results"][-1][f"swap = {k}"]["winner"] for k in (False, True)]
+                   for r in rows]  # fmt: skip
+        equal, total = sum(a == b for a, b in winners), len(rows)
+        stats = run.with_name("statistics.json")
+        if not LLMBAR_SLICE:
+            published = json.loads(stats.read_text())["equal"]
+            assert re.match(r"(\d+) / (\d+)", published).groups() == (str(equal), str(total))
         labels = [lab for lab in llmbar.labels if lab.source == f"judge:{judge}"
                   and lab.item_id.startswith(f"llmbar:{subset}:")]  # fmt: skip
         both_missing = sum(lab.orders == {"ab": None, "ba": None} for lab in labels)
         got = position_bias(labels, n_boot=200)
         assert got.n + got.n_unscored == total
-        assert got.n - got.n_flips + both_missing == equal, stats
+        assert got.n - got.n_flips + both_missing == equal, run
         checked += 1
-    assert checked == 12
+    assert checked == (4 if LLMBAR_SLICE else 12)
 
 
 def test_position_bias_llmbar_mt_bench_gpt4_by_hand(llmbar) -> None:
     # MT-Bench, GPT-4 Vanilla_NoRules: 26 of 200 pairs flip (statistics.json: 174 equal);
     # in 15 of them each order picked the response shown first (counted from result.json).
+    # The slice's first 15 pairs: one flips (pair 12, winners "1" then "2"), each order
+    # picking the response it showed first.
+    n, flips, first = (15, 1, 1) if LLMBAR_SLICE else (200, 26, 15)
     labels = [lab for lab in llmbar.labels if lab.source == "judge:GPT-4/Vanilla_NoRules"
               and lab.item_id.startswith("llmbar:MT-Bench:")]  # fmt: skip
     got = position_bias(labels, level=0.9)
-    assert (got.n, got.n_flips) == (200, 26)
-    assert got.flip_rate == pytest.approx(0.13)
-    assert got.first_share == pytest.approx(15 / 26)
-    assert got.ci[0] < 0.13 < got.ci[1]
+    assert (got.n, got.n_flips) == (n, flips)
+    assert got.flip_rate == pytest.approx(flips / n)
+    assert got.first_share == pytest.approx(first / flips)
+    assert got.ci[0] < flips / n < got.ci[1]
 
 
 def test_position_bias_errors() -> None:
@@ -178,12 +187,10 @@ def test_longer_wins_and_response_length() -> None:
         longer_wins(["a"], [1, 2], [1, 2])
 
 
-def test_verbosity_bias_on_pandalm_matches_the_raw_files() -> None:
+def test_verbosity_bias_on_pandalm_matches_the_raw_files(data_dir) -> None:
     from tinyjudge.datasets.importers import run_import
 
-    src = SHARED_DATA / "pandalm"
-    if not src.is_dir():
-        pytest.skip(f"real data not present at {src}")
+    src = data_dir("pandalm")
     got = run_import("pandalm", src)
     judge = [lab for lab in got.labels if lab.source == "judge:gpt-3.5"]
     people = [lab for lab in got.labels if lab.source == "human:majority"]
@@ -304,9 +311,10 @@ def robust_judge(items: list[Item]) -> list[Label]:
 def xstest_items() -> list[Item]:
     from tinyjudge.datasets.importers import run_import
 
-    if not (SHARED_DATA / "xstest").is_dir():
-        pytest.skip(f"real data not present at {SHARED_DATA}")
-    return run_import("xstest", SHARED_DATA / "xstest").items[:300]
+    src = real_data("xstest")
+    if src is None:
+        pytest.skip("no XSTest data, shared or bundled")
+    return run_import("xstest", src).items[:300]
 
 
 def test_injection_flips_a_susceptible_judge_on_xstest(xstest_items) -> None:
@@ -378,9 +386,10 @@ def test_pairwise_injection_goes_into_the_losing_response(llmbar) -> None:
             )
         return out
 
-    pairs = [it for it in llmbar.items if it.id.startswith("llmbar:FairEval:")]
+    subset, n = ("MT-Bench", 15) if LLMBAR_SLICE else ("FairEval", 66)
+    pairs = [it for it in llmbar.items if it.id.startswith(f"llmbar:{subset}:")]
     got = injection_flip_rate(judge, pairs)
-    assert got.n == len(pairs) == 66 and got.n_flipped == 66 and got.to_target == 1.0
+    assert got.n == len(pairs) == n and got.n_flipped == n and got.to_target == 1.0
 
 
 def test_injection_errors() -> None:
@@ -411,7 +420,8 @@ def test_bias_report_runs_the_probes_that_apply(llmbar) -> None:
               "judge:GPT-4/Vanilla_NoRules", "judge:LLaMA2/Vanilla_NoRules"}  # fmt: skip
     assert set(got["position"]) == judges
     gpt4 = got["position"]["judge:GPT-4/Vanilla_NoRules"]
-    assert (gpt4["n"], gpt4["n_flips"]) == (200, 26) and gpt4["level"] == 0.9
+    assert (gpt4["n"], gpt4["n_flips"]) == ((15, 1) if LLMBAR_SLICE else (200, 26))
+    assert gpt4["level"] == 0.9
     assert set(got["verbosity"]) == judges | {"human:gold"}
     assert got["verbosity"]["human:gold"]["excess"] is None
     assert got["verbosity"]["judge:GPT-4/Vanilla_NoRules"]["n_paired"] > 0

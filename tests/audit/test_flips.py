@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 import re
-from pathlib import Path
 
 import pytest
+from support import is_slice
 
 from tinyjudge.audit.flips import compare_flips, dialogue_flips, turns_held
 from tinyjudge.datasets.importers.sycon import import_sycon
@@ -29,18 +29,20 @@ def test_turns_held(seq: list[str | None], held: int | None) -> None:
     assert turns_held(seq) == held
 
 
-def test_gpt4o_flips_match_sycon_results_files(shared_data: Path) -> None:
-    result = import_sycon(shared_data / "sycon")
+def test_gpt4o_flips_match_sycon_results_files(data_dir) -> None:
+    sycon = data_dir("sycon")
+    questions = 10 if is_slice(sycon) else 200  # the slice: the first 10 questions
+    result = import_sycon(sycon)
     flips = dialogue_flips(result.items, result.labels, "judge:gpt-4o")
-    assert len(flips) == 800
-    root = shared_data / "sycon" / "false-presuppositions-setting" / "results"
+    assert len(flips) == 4 * questions
+    root = sycon / "false-presuppositions-setting" / "results"
     for model_dir in sorted(root.iterdir()):
         text = (model_dir / "prompt0_results.txt").read_text(encoding="utf-8")
         published = {
             int(m.group(1)): int(m.group(2))
             for m in re.finditer(r"Row (\d+): Turn of Flip: (\d+)", text)
         }
-        assert len(published) == 200
+        assert len(published) == questions
         ours = {q: flips[f"sycon:{model_dir.name}:q{q}"] for q in published}
         assert ours == published, model_dir.name
 

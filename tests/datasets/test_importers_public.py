@@ -8,14 +8,13 @@ from the imported labels.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support import is_slice
+from support import is_slice, real_data
 
 from tinyjudge.audit.agreement import accuracy, cohen_kappa
 from tinyjudge.datasets.importers import IMPORTERS, run_import
@@ -27,16 +26,12 @@ from tinyjudge.errors import DataError
 from tinyjudge.records import Label
 from tinyjudge.rubric import load_rubric
 
-# Parametrizing over the statistics files happens at collection, before fixtures
-# exist, so the shared-data folder is located here the way tests/conftest.py does.
-_SHARED = Path(
-    os.environ.get(
-        "TINYJUDGE_SHARED_DATA", Path(__file__).resolve().parents[2].parent / "shared" / "data"
-    )
-)
-_LLMBAR_STATS = sorted(
-    str(p.relative_to(_SHARED / "llmbar"))
-    for p in (_SHARED / "llmbar").rglob("evaluators/*/*/statistics.json")
+# Parametrizing over the judge runs happens at collection, before fixtures exist, so the
+# set is located with the helper behind tests/conftest.py's `data_dir`.
+_LLMBAR = real_data("llmbar")
+_LLMBAR_RUNS = sorted(
+    str(p.parent.relative_to(_LLMBAR))
+    for p in (_LLMBAR.rglob("evaluators/*/*/result.json") if _LLMBAR else ())
 )
 
 
@@ -280,18 +275,38 @@ def _published(value: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
-@pytest.mark.parametrize("stats", _LLMBAR_STATS, ids=_LLMBAR_STATS)
-def test_llmbar_reproduces_published_statistics(stats: str, shared_data: Path) -> None:
+def _raw_llmbar_run(run: Path) -> dict[str, Any]:
+    """evaluate.py's counts for one judge run, straight from its result.json."""
+    rows = json.loads((run / "result.json").read_text(encoding="utf-8"))
+    gold = [str(r["label"]) for r in rows]
+    said = {
+        key: [r["results"][-1][f"swap = {key}"]["winner"] for r in rows] for key in (False, True)
+    }
+    right = {key: [w == g for w, g in zip(said[key], gold, strict=True)] for key in said}
+    return {
+        "n": len(rows),
+        "correct_False": sum(right[False]),
+        "correct_True": sum(right[True]),
+        "correct_both": sum(a and b for a, b in zip(right[False], right[True], strict=True)),
+        "equal": sum(a == b for a, b in zip(said[False], said[True], strict=True)),
+        "ones": {key: ["1" if w == "1" else "0" for w in said[key]] for key in said},
+        "gold": ["1" if g == "1" else "2" for g in gold],
+    }
+
+
+@pytest.mark.parametrize("run", _LLMBAR_RUNS, ids=_LLMBAR_RUNS)
+def test_llmbar_reproduces_published_statistics(run: str, data_dir) -> None:
     """LLMBar's evaluate.py: correct_False/True = accuracy of the swap=False/True
     verdict against gold over all rows (an unparsed verdict counts as wrong);
     correct_average = (correct_False + correct_True) / 2 / n; correct_both = both
     orders right; equal = both orders give the same winner (None == None included);
-    the kappas are reproduced too, with evaluate.py's own encoding."""
-    root = shared_data / "llmbar"
-    path = root / stats
-    run = path.parent
-    subset = "/".join(run.parents[2].relative_to(root / "Dataset").parts[1:])
-    source = f"judge:{run.parent.name}/{run.name}"
+    the kappas are reproduced too, with evaluate.py's own encoding. The figures from the
+    imported labels equal those counted from result.json with ``json``; where the release's
+    statistics.json is there (the whole set, not the bundled slice), they equal it too."""
+    root = data_dir("llmbar")
+    path = root / run / "statistics.json"
+    subset = "/".join((root / run).parents[2].relative_to(root / "Dataset").parts[1:])
+    source = f"judge:{(root / run).parent.name}/{(root / run).name}"
     by = _by_source(import_llmbar(root).labels)
     ids = sorted(
         (i for i in by[source] if i.startswith(f"llmbar:{subset}:")),
@@ -305,26 +320,39 @@ def test_llmbar_reproduces_published_statistics(stats: str, shared_data: Path) -
     agreed = [lab.label or "unscored" for lab in judged]
     n = len(ids)
     acc_ab, acc_ba = accuracy(ab, gold), accuracy(ba, gold)
-    published = json.loads(path.read_text(encoding="utf-8"))
-    assert _published(published["correct_False"]) == (round(acc_ab * n), n)
-    assert _published(published["correct_True"]) == (round(acc_ba * n), n)
-    assert _published(published["correct_both"]) == (round(accuracy(agreed, gold) * n), n)
-    assert _published(published["equal"]) == (round(accuracy(ab, ba) * n), n)
-    # Printed as evaluate.py prints it, from the counts: exact to the last digit.
     c_ab, c_ba = round(acc_ab * n), round(acc_ba * n)
-    assert published["correct_False"] == f"{c_ab} / {n} = {c_ab / n * 100}%"
-    assert published["correct_average"] == f"{(c_ab + c_ba) / 2 / n * 100}%"
-    assert (acc_ab + acc_ba) / 2 * 100 == pytest.approx(
-        float(published["correct_average"].rstrip("%")), abs=1e-9
-    )
     # evaluate.py's kappas encode a verdict as 1 if it is "1" else 0, but keep gold
     # as 1/2, so kappa_False/True measure agreement on "output_1 wins" only.
     k_ab = ["1" if v == "a" else "0" for v in ab]
     k_ba = ["1" if v == "a" else "0" for v in ba]
     k_gold = ["1" if v == "a" else "2" for v in gold]
+    raw = _raw_llmbar_run(root / run)
+    assert (raw["n"], raw["correct_False"], raw["correct_True"]) == (n, c_ab, c_ba)
+    assert raw["correct_both"] == round(accuracy(agreed, gold) * n)
+    assert raw["equal"] == round(accuracy(ab, ba) * n)
+    assert (raw["ones"][False], raw["ones"][True], raw["gold"]) == (k_ab, k_ba, k_gold)
+    if is_slice(root):
+        assert not path.exists()  # the slice ships no statistics: they are of all rows
+        return
+    published = json.loads(path.read_text(encoding="utf-8"))
+    assert _published(published["correct_False"]) == (c_ab, n)
+    assert _published(published["correct_True"]) == (c_ba, n)
+    assert _published(published["correct_both"]) == (raw["correct_both"], n)
+    assert _published(published["equal"]) == (raw["equal"], n)
+    # Printed as evaluate.py prints it, from the counts: exact to the last digit.
+    assert published["correct_False"] == f"{c_ab} / {n} = {c_ab / n * 100}%"
+    assert published["correct_average"] == f"{(c_ab + c_ba) / 2 / n * 100}%"
+    assert (acc_ab + acc_ba) / 2 * 100 == pytest.approx(
+        float(published["correct_average"].rstrip("%")), abs=1e-9
+    )
     assert cohen_kappa(k_ab, k_gold) == pytest.approx(published["kappa_False"], abs=1e-12)
     assert cohen_kappa(k_ba, k_gold) == pytest.approx(published["kappa_True"], abs=1e-12)
     assert cohen_kappa(k_ab, k_ba) == pytest.approx(published["kappa_agreement"], abs=1e-12)
+
+
+def test_llmbar_runs_found() -> None:
+    # 4 judge runs on MT-Bench in the bundled slice; 4 on each of 3 subsets in the whole set.
+    assert len(_LLMBAR_RUNS) == (4 if _LLMBAR and is_slice(_LLMBAR) else 12)
 
 
 def _llmbar_copy(llmbar: Path, tmp_path: Path, n: int = 4) -> tuple[Path, list, list]:
@@ -497,21 +525,35 @@ def test_pandalm_matches_the_raw_files(data_dir) -> None:
 
 
 @pytest.mark.parametrize(
-    ("source", "published"),
-    [("judge:gpt-3.5", 0.7107), ("judge:pandalm-7b", 0.6677)],
+    ("source", "key", "published"),
+    [("judge:gpt-3.5", "gpt_result", 0.7107), ("judge:pandalm-7b", "pandalm_result", 0.6677)],
     ids=["gpt-3.5", "pandalm-7b"],
 )
 def test_pandalm_reproduces_published_accuracy(
-    source: str, published: float, shared_data: Path
+    source: str, key: str, published: float, data_dir
 ) -> None:
     """PandaLM's data/compute_metrics.py scores judges against the annotators' majority
-    and counts GPT-3.5's "garbage" as a tie; its printed accuracies (4 places) follow."""
-    result = import_pandalm(shared_data / "pandalm")
+    and counts GPT-3.5's "garbage" as a tie. The accuracy from the imported labels equals
+    the one counted from the raw files with ``json``; on the whole set its printed
+    accuracies (4 places) follow."""
+    root = data_dir("pandalm")
+    result = import_pandalm(root)
     by = _by_source(result.labels)
     ids = [i.id for i in result.items]
     judge = [by[source][i].label or "tie" for i in ids]
     human = [by["human:majority"][i].label for i in ids]
-    assert round(accuracy(judge, human), 4) == published
+    test, gpt, panda = _pandalm_raw(root)
+    verdict = {r["idx"]: r[key] for r in (gpt if key == "gpt_result" else panda)}
+    hits = 0
+    for r in test:
+        value, votes = Counter(r[f"annotator{k}"] for k in (1, 2, 3)).most_common(1)[0]
+        said = verdict[r["idx"]]
+        # GPT-3.5 says "1", "2", "Tie" or "garbage"; PandaLM-7B 1, 2 or 0 (a tie).
+        said = {"1": 1, "2": 2, 1: 1, 2: 2}.get(said, 0)
+        hits += votes >= 2 and said == value
+    assert accuracy(judge, human) == pytest.approx(hits / len(test), abs=1e-12)
+    if not is_slice(root):
+        assert round(accuracy(judge, human), 4) == published
 
 
 def _pandalm_copy(pandalm: Path, tmp_path: Path, n: int = 4) -> tuple[list, list, list]:

@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from support import is_slice
 
 from tinyjudge.datasets.importers import ImportStopped, import_xstest, run_import
 from tinyjudge.datasets.importers._common import Imported
@@ -34,24 +35,34 @@ def _csv_rows(folder: Path, pattern: str) -> list[dict[str, str]]:
     return rows
 
 
-def test_full_xstest(shared_data: Path) -> None:
-    src = shared_data / "xstest"
+# The shared copy (300 prompts x 5 models) and the bundled slice (100 prompts, see
+# tests/fixtures/data/xstest/SOURCE.md): prompts, free-text GPT-4 answers, final labels.
+FIGURES = {
+    "shared": (300, 7, {"full_compliance": 722, "full_refusal": 661, "partial_refusal": 117}),
+    "slice": (100, 5, {"full_compliance": 247, "full_refusal": 209, "partial_refusal": 44}),
+}
+
+
+def test_xstest_against_the_csvs(data_dir) -> None:
+    src = data_dir("xstest")
+    prompts, n_free_text, finals = FIGURES["slice" if is_slice(src) else "shared"]
+    n = prompts * len(MODELS)
     result = run_import("xstest", src)
-    assert len(result.items) == 1500
-    assert len(result.labels) == 1500 * 5
+    assert len(result.items) == n
+    assert len(result.labels) == n * 5
     assert result.bad == []
-    assert result.sources() == dict.fromkeys(SOURCES, 1500)
+    assert result.sources() == dict.fromkeys(SOURCES, n)
     per_model = Counter(i.metadata["answering_model"] for i in result.items)
-    assert per_model == dict.fromkeys(MODELS, 300)
+    assert per_model == dict.fromkeys(MODELS, prompts)
     per_item = Counter(lab.item_id for lab in result.labels)
     assert set(per_item.values()) == {5}, "every item has exactly five sources"
-    assert len({i.id for i in result.items}) == 1500, "ids are unique"
+    assert len({i.id for i in result.items}) == n, "ids are unique"
 
     # GPT-4's free-text answers, counted straight from the CSVs.
     gpt = _csv_rows(src, "xstest_v2_completions_*_gpteval.csv")
     pattern = re.compile(r"[123]_(full_compliance|full_refusal|partial_refusal)")
     free_text = [r["gpt4_label"] for r in gpt if not pattern.fullmatch(r["gpt4_label"].strip())]
-    assert len(free_text) == 7  # in this 300-prompt copy; the full set has about 11
+    assert len(free_text) == n_free_text  # the release's 450 prompts have about 11
     unscored = [lab for lab in result.labels if lab.status == "unscored"]
     assert all(lab.source == "judge:gpt-4" for lab in unscored)
     assert sorted(lab.raw for lab in unscored) == sorted(free_text), "raw text kept verbatim"
@@ -61,38 +72,34 @@ def test_full_xstest(shared_data: Path) -> None:
     final = {f"xstest:{r['_file'].split('_')[3]}:{r['id']}": r["final_label"][2:] for r in gpt}
     mine = {lab.item_id: lab.label for lab in result.labels if lab.source == "human:final"}
     assert mine == final
-    assert Counter(final.values()) == {
-        "full_compliance": 722,
-        "full_refusal": 661,
-        "partial_refusal": 117,
-    }
+    assert Counter(final.values()) == finals
 
 
-def test_item_shape_and_ids(shared_data: Path) -> None:
-    result = import_xstest(shared_data / "xstest", rubric_hash="h")
+def test_item_shape_and_ids(data_dir) -> None:
+    src = data_dir("xstest")
+    result = import_xstest(src, rubric_hash="h")
     by_id = {i.id: i for i in result.items}
-    item = by_id["xstest:gpt4:v2-1"]
+    first = "v2-2" if is_slice(src) else "v2-1"  # the slice starts at the second prompt
+    item = by_id[f"xstest:gpt4:{first}"]
     assert [m.role for m in item.messages] == ["user", "assistant"]
-    assert item.metadata["prompt_id"] == "v2-1"
+    assert item.metadata["prompt_id"] == first
     assert item.metadata["answering_model"] == "gpt4"
     assert item.metadata["type"]
-    with (shared_data / "xstest" / "xstest_v2_completions_gpt4_gpteval.csv").open(
-        encoding="utf-8", newline=""
-    ) as fh:
-        row = next(r for r in csv.DictReader(fh) if r["id"] == "v2-1")
+    with (src / "xstest_v2_completions_gpt4_gpteval.csv").open(encoding="utf-8", newline="") as fh:
+        row = next(r for r in csv.DictReader(fh) if r["id"] == first)
     assert item.messages[0].content == row["prompt"]
     assert item.messages[1].content == row["completion"]
     assert item.metadata["type"] == row["type"]
-    labels = [lab for lab in result.labels if lab.item_id == "xstest:gpt4:v2-1"]
+    labels = [lab for lab in result.labels if lab.item_id == f"xstest:gpt4:{first}"]
     assert {lab.rubric for lab in labels} == {"compliance"}
     assert {lab.rubric_hash for lab in labels} == {"h"}
     ok = [lab for lab in labels if lab.status == "ok"]
     assert all(lab.probs == {lab.label: 1.0} for lab in ok)
 
 
-def test_labels_fit_the_compliance_rubric(shared_data: Path) -> None:
+def test_labels_fit_the_compliance_rubric(data_dir) -> None:
     rubric = load_rubric("compliance")
-    result = run_import("xstest", shared_data / "xstest")
+    result = run_import("xstest", data_dir("xstest"))
     assert {lab.rubric_hash for lab in result.labels} == {rubric.hash}
     assert [p for lab in result.labels if (p := rubric.label_problem(lab))] == []
 

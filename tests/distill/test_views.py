@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 import pytest
-from support import SHARED_DATA
+from support import real_data
 
 from tinyjudge.datasets.importers.sycon import import_sycon
 from tinyjudge.distill import (
@@ -123,15 +123,14 @@ def test_tier_options_default_to_the_rubric_and_yield_to_given_ones() -> None:
 
 @pytest.fixture(scope="module")
 def sycon_set() -> TrainingSet:
-    """30 of one answering model's dialogues (150 turns), GPT-4o's per-turn labels."""
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"real data not present at {SHARED_DATA}")
-    imported = import_sycon(SHARED_DATA / "sycon")
-    keep = [
-        it
-        for it in imported.items
-        if it.metadata["answering_model"] == "claude" and it.metadata["question_id"] <= 30
-    ]
+    """The first 10 questions' dialogues of all four answering models (40 dialogues, 200
+    turns: all of the bundled slice), GPT-4o's per-turn labels."""
+    root = real_data("sycon")
+    if root is None:
+        pytest.skip("no SYCON-Bench data, shared or bundled")
+    imported = import_sycon(root)
+    keep = [it for it in imported.items if it.metadata["question_id"] <= 10]
+    assert len(keep) == 200
     return training_set(keep, imported.labels, "judge:gpt-4o", "pushback_under_pressure")
 
 
