@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
+from support import is_slice
 
 from tinyjudge.audit.steps import (
     agent_accuracy,
@@ -110,8 +110,10 @@ def test_a_source_with_nothing_comparable_gives_nan_not_zero() -> None:
     assert "n/a" in step_table([r])
 
 
-def test_compare_sources_on_real_who_and_when(shared_data: Path) -> None:
-    people = import_who_and_when(shared_data / "who_and_when").labels
+def test_compare_sources_on_real_who_and_when(data_dir) -> None:
+    root = data_dir("who_and_when")
+    runs = 8 if is_slice(root) else 126  # the slice: 8 runs (its SOURCE.md)
+    people = import_who_and_when(root).labels
     items = {lab.item_id: lab for lab in people}
     # Two hand-made sources with known answers: one step late, and the run's first step.
     late = [lab.model_copy(update={"source": "rule:one_late", "step": lab.step + 1})
@@ -120,12 +122,12 @@ def test_compare_sources_on_real_who_and_when(shared_data: Path) -> None:
     rows = compare_step_sources(people + late + first, n_boot=300)
     assert [r.source for r in rows] == ["rule:one_late", "rule:step0"]
     one_late, step0 = rows
-    assert one_late.n == len(items) == 126
+    assert one_late.n == len(items) == runs
     assert one_late.exact.estimate == 0.0
     assert one_late.within_1.estimate == 1.0 == one_late.agent.estimate
-    expected0 = sum(lab.step == 0 for lab in people) / 126
+    expected0 = sum(lab.step == 0 for lab in people) / runs
     assert step0.exact.estimate == pytest.approx(expected0)
-    assert step0.within_3.estimate == pytest.approx(sum(lab.step <= 3 for lab in people) / 126)
+    assert step0.within_3.estimate == pytest.approx(sum(lab.step <= 3 for lab in people) / runs)
     assert step0.exact.low < expected0 < step0.exact.high
     table = step_table(rows)
     assert table.count("\n| rule:") == 2 and "human:who_and_when" in table

@@ -267,11 +267,11 @@ def test_who_and_when_without_runs_is_an_error(tmp_path: Path) -> None:
 
 def test_tau_bench_round_trips_messages_tool_calls_and_rewards(data_dir, tmp_path: Path) -> None:
     root = data_dir("tau_bench")
-    part = is_slice(root)  # 9 runs, 3 with a failed tool call (counted in SOURCE.md)
+    part = is_slice(root)  # 11 runs, 3 with a failed tool call (counted in SOURCE.md)
     path = root / "historical_trajectories" / "gpt-4o-airline.json"
     runs = json.loads(path.read_text(encoding="utf-8"))
     items, labels = _round_trip("tau_bench", root, tmp_path)
-    assert len(items) == len(runs) == (9 if part else 200)
+    assert len(items) == len(runs) == (11 if part else 200)
     msgs = [m for it in items for m in it.messages]
     src_msgs = [m for r in runs for m in r["traj"]]
     assert len(msgs) == len(src_msgs)
@@ -386,7 +386,7 @@ def test_tau_bench_reward_that_is_not_0_or_1_is_unscored(tmp_path: Path) -> None
 @pytest.mark.parametrize(
     ("name", "n_items", "source"),
     [("sycon", (4000, 200), "judge:gpt-4o"), ("who_and_when", (126, 8), "human:who_and_when"),
-     ("tau_bench", (200, 9), "rule:reward")],
+     ("tau_bench", (200, 11), "rule:reward")],
     ids=["sycon", "who_and_when", "tau_bench"],
 )  # fmt: skip
 def test_cli_import(
