@@ -111,6 +111,26 @@ def test_skip_bad_goes_on(tmp_path: Path) -> None:
     assert [e.line for e in got.bad] == [2] and got.raters == {"human:bob": 1}
 
 
+@pytest.mark.parametrize("aggregate", ["majority", "dawid-skene"])
+def test_a_sheet_whose_rows_are_all_bad_imports_nothing(tmp_path: Path, aggregate: str) -> None:
+    from support import run_tinyjudge
+
+    path = tmp_path / "sheet.csv"
+    path.write_text("item,rater,label\n,alice,full_refusal\ni2,bob,maybe\n")
+    got = import_labels(path, "compliance", "item", ["label"], "rater", None, aggregate, True)  # type: ignore[arg-type]
+    assert got.labels == [] and [e.line for e in got.bad] == [2, 3]
+    out = tmp_path / "labels.jsonl"
+    out.write_text("earlier\n")
+    proc = run_tinyjudge(
+        "import", "labels", path, "--rubric", "compliance", "--out", out, "--item-field", "item",
+        "--label-field", "label", "--rater-field", "rater", "--aggregate", aggregate, "--skip-bad",
+    )  # fmt: skip
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("error: ")
+    assert "no labels read (2 bad rows, 0 rows with no label)" in proc.stderr
+    assert out.read_text() == "earlier\n"
+
+
 def test_same_rater_twice_names_both_rows(tmp_path: Path) -> None:
     path = tmp_path / "sheet.csv"
     path.write_text("item,rater,label\ni1,alice,full_refusal\ni1,alice,full_compliance\n")

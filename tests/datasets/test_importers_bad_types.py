@@ -1,4 +1,4 @@
-"""tau-bench and Who&When files with values of the wrong type: one error naming file and record.
+"""Public sets' files with values of the wrong type: one error naming file and record.
 
 A number where a list of messages belongs, null or a list where a string or an
 object belongs, bytes that are not UTF-8, JSON nested too deep: each is one
@@ -9,6 +9,8 @@ traceback, and with ``skip_bad`` the other records are imported.
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -153,3 +155,42 @@ def test_the_public_sets_json_readers_name_the_line(tmp_path: Path, body: bytes,
     array.write_bytes(b'[{"a": 1},\n' + body + b"]")
     with pytest.raises(DataError, match=r"rows\.json:2: .*" + match):
         read_json_array(array)
+
+
+def _public_copy(tmp_path: Path, name: str, rel: str, change) -> Path:
+    """The fixture slice of a public set, its file ``rel``'s first record changed."""
+    root = Path(__file__).parents[1] / "fixtures" / "data" / name
+    dst = tmp_path / name
+    shutil.copytree(root, dst)
+    path = dst / rel
+    records = json.loads(path.read_text(encoding="utf-8"))
+    change(records[0])
+    path.write_text(json.dumps(records), encoding="utf-8")
+    return dst
+
+
+LLMBAR_RESULT = "Dataset/Processed/MT-Bench/evaluators/GPT-4/Vanilla_NoRules/result.json"
+PUBLIC_BAD = [
+    ("llmbar-winner-a-list", "llmbar", LLMBAR_RESULT,
+     lambda r: r["results"][0]["swap = False"].update(winner=["1"]), r'"swap = False" winner must'),
+    ("pandalm-result-a-list", "pandalm", "data/gpt-3.5-turbo-testset-v1.json",
+     lambda r: r.update(gpt_result=["1"]), None),
+    ("pandalm-reason-a-number", "pandalm", "data/pandalm-7b-testset-v1.json",
+     lambda r: r.update(pandalm_reason=7), r'"pandalm_reason" must be text, got int'),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "rel", "change", "match"), [b[1:] for b in PUBLIC_BAD], ids=[b[0] for b in PUBLIC_BAD]
+)
+def test_public_sets_with_values_of_the_wrong_type(tmp_path: Path, name, rel, change, match):
+    from tinyjudge.datasets.importers import run_import
+
+    src = _public_copy(tmp_path, name, rel, change)
+    if match is None:  # a judge's answer that is no verdict is kept, unscored
+        labels = run_import(name, src).labels
+        assert any(lab.raw == ["1"] and lab.status == "unscored" for lab in labels)
+        return
+    with pytest.raises(DataError, match=re.escape(Path(rel).name) + r":\d+: " + match) as info:
+        run_import(name, src)
+    assert "\n" not in str(info.value)

@@ -8,6 +8,7 @@ that are not JSON or not UTF-8). Nothing else may escape: no ``TypeError``,
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -75,8 +76,6 @@ def test_any_labels_file_reads_or_fails_with_one_line(body: bytes, with_rubric: 
     ),
 )
 def test_any_chat_file_imports_or_fails_with_one_line(rows: list) -> None:
-    import json
-
     lines = [json.dumps(r, ensure_ascii=False).encode("utf-8", "surrogatepass") for r in rows]
     path = _file(b"\n".join(lines) + b"\n", "chat.jsonl")
     try:
@@ -90,3 +89,30 @@ def test_any_chat_file_imports_or_fails_with_one_line(rows: list) -> None:
     assert len(got.items) + len(got.bad) == len(rows)
     for item in got.items:
         Item.model_validate_json(item.model_dump_json())
+
+
+SHEET_ROW = st.fixed_dictionaries(
+    {"item": JSON | st.text(max_size=4), "label": JSON | st.sampled_from(["full_refusal", "x"])},
+    optional={"rater": JSON | st.sampled_from(["ann", "bo"]), "alice": JSON, "bob": JSON},
+)
+
+
+@FAST
+@given(rows=st.lists(SHEET_ROW, min_size=1, max_size=5), wide=st.booleans())
+@example(rows=[{"item": "", "label": "full_refusal"}], wide=False)  # Dawid-Skene over nothing
+def test_any_label_sheet_imports_or_fails_with_one_line(rows: list, wide: bool) -> None:
+    from tinyjudge.datasets.importers import import_labels
+
+    lines = [json.dumps(r, ensure_ascii=False).encode("utf-8", "surrogatepass") for r in rows]
+    path = _file(b"\n".join(lines) + b"\n", "sheet.jsonl")
+    fields, rater = (["alice", "bob"], None) if wide else (["label"], "rater")
+    for aggregate in ("majority", "dawid-skene"):
+        try:
+            got = import_labels(path, "compliance", "item", fields, rater, None, aggregate, True)
+        except TinyjudgeError as e:  # a rater labelling an item twice stops it
+            assert "\n" not in str(e), str(e)
+            continue
+        for e in got.bad:
+            _one_line(e, path)
+        for lab in got.labels:
+            Label.model_validate_json(lab.model_dump_json())

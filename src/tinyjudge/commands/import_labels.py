@@ -47,6 +47,11 @@ def command(
         aggregate,
         skip_bad,  # type: ignore[arg-type]
     )
+    if not got.labels:
+        raise TinyjudgeError(
+            f"{path}: no labels read ({len(got.bad)} bad rows, {got.empty} rows with no label); "
+            f"{out_path} not written"
+        )
     n = write_jsonl(out_path, got.labels)
     finals = sum(1 for lab in got.labels if lab.source == "human:final")
     out.print(

@@ -196,6 +196,8 @@ def final_labels(labels: list[Label], rubric: Rubric, method: Method = "majority
     raters = list(dict.fromkeys(lab.source for lab in labels if lab.status == "ok"))
     row = {i: n for n, i in enumerate(item_ids)}
     col = {r: n for n, r in enumerate(raters)}
+    if not item_ids:
+        return []
     votes = np.zeros((len(item_ids), len(raters), len(names)))
     for lab in labels:
         if lab.status == "ok" and lab.label in names:

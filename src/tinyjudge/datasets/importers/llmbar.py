@@ -91,7 +91,7 @@ def _order_verdict(
     """The verdict of one order in original positions, and the judge's raw completion."""
     entry = need(res, _ORDERS[order], path, line)
     winner = need(entry, "winner", path, line)
-    if winner is not None and winner not in _POSITION:
+    if winner is not None and (not isinstance(winner, str) or winner not in _POSITION):
         raise DataError(
             str(path), line, f'"{_ORDERS[order]}" winner must be "1", "2" or null, got {winner!r}'
         )

@@ -44,6 +44,8 @@ def _verdict(value: Any) -> str | None:
         return None
     if isinstance(value, str):
         value = value.strip().lower()
+    elif not isinstance(value, int | float):  # a list or an object is no verdict
+        return None
     return _VERDICT.get(value)  # type: ignore[arg-type]
 
 
@@ -138,6 +140,9 @@ def _judge_row(
     raw = need(row, field, path, line)
     value = _verdict(raw)
     reason = row.get(reason_field) or None
+    if reason is not None and not isinstance(reason, str):
+        got = type(reason).__name__
+        raise DataError(str(path), line, f'"{reason_field}" must be text, got {got}')
     if value is None:
         # A judge answer that is no verdict (GPT-3.5's "garbage") is kept, never coerced.
         why = "marked garbage in the release" if raw == "garbage" else "not a verdict"
