@@ -49,7 +49,7 @@ def record(keys: list[str], values: st.SearchStrategy[Any] = JSON) -> st.SearchS
 
 ROLES = st.sampled_from(["user", "assistant", "system", "tool", "human", "gpt"])
 MESSAGE = record(
-    ["role", "content", "name", "tool_calls", "tool_call_id", "refusal"]
+    ["role", "content", "name", "tool_calls", "tool_call_id", "refusal", "extra"]
 ) | st.fixed_dictionaries({"role": ROLES, "content": JSON})
 MESSAGES = st.lists(MESSAGE, max_size=4) | JSON
 

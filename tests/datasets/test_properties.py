@@ -75,6 +75,7 @@ def test_any_labels_file_reads_or_fails_with_one_line(body: bytes, with_rubric: 
         max_size=4,
     ),
 )
+@example(rows=[{"messages": {"": False, "extra": True}}])  # was a TypeError
 def test_any_chat_file_imports_or_fails_with_one_line(rows: list) -> None:
     lines = [json.dumps(r, ensure_ascii=False).encode("utf-8", "surrogatepass") for r in rows]
     path = _file(b"\n".join(lines) + b"\n", "chat.jsonl")

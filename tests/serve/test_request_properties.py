@@ -69,6 +69,7 @@ SCORE = st.one_of(
 @FAST
 @given(body=SCORE)
 @example(body={"\n": None})  # a field name with a line break: the detail stays one line
+@example(body={"items": [{"id": "\ud800", "messages": [{"role": "user", "content": "x"}]}]})
 def test_any_score_body_is_answered(client: httpx.Client, body) -> None:
     r = client.post("/score", content=_encode(body), headers={"content-type": "application/json"})
     n = _count(body, "items")

@@ -29,6 +29,7 @@ __all__ = [
     "append_jsonl",
     "count_lines",
     "describe_validation_error",
+    "lone_surrogate",
 ]
 
 R = TypeVar("R", bound=BaseModel)
@@ -113,15 +114,25 @@ def read_jsonl(
             on_error(err)
 
 
-def _refuse_lone_surrogates(obj: object, path: Path, lineno: int) -> None:
-    """A ``\\ud800`` escape with no partner decodes to text no file or hash can hold."""
+def lone_surrogate(obj: object) -> str | None:
+    """The problem with a decoded JSON value holding a lone surrogate, or None.
+
+    A ``\\ud800`` escape with no partner decodes to text that no file, hash or
+    JSON response can hold.
+    """
     try:
         json.dumps(obj, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError as e:
         bad = e.object[e.start : e.end].encode("unicode_escape").decode()
-        raise DataError(
-            str(path), lineno, f"a lone surrogate ({bad}) in a string: not valid Unicode text"
-        ) from None
+        return f"a lone surrogate ({bad}) in a string: not valid Unicode text"
+    except (TypeError, ValueError, RecursionError):
+        return None  # not JSON data; whoever reads it says so
+    return None
+
+
+def _refuse_lone_surrogates(obj: object, path: Path, lineno: int) -> None:
+    if problem := lone_surrogate(obj):
+        raise DataError(str(path), lineno, problem)
 
 
 def read_items(

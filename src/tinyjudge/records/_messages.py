@@ -68,7 +68,10 @@ class _Tolerant(BaseModel):
         unknown = {k: v for k, v in data.items() if k not in known and not _is_empty(v)}
         out = {k: v for k, v in data.items() if k in known}
         if unknown:
-            out["extra"] = {**(out.get("extra") or {}), **unknown}
+            extra = out.get("extra")
+            if not isinstance(extra, dict):  # a field of the sender's own named "extra"
+                extra = {} if _is_empty(extra) else {"extra": extra}
+            out["extra"] = {**extra, **unknown}
         return out
 
 

@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tinyjudge._memory import trimming
+from tinyjudge.datasets.jsonl import lone_surrogate
 from tinyjudge.errors import TinyjudgeError, one_line
 from tinyjudge.records import Item, Label
 
@@ -26,6 +27,13 @@ __all__ = ["create_app"]
 _NO_ID = "\x00no id"  # stands for an absent id until the item's content gives it one
 
 
+def _unicode_text(data: Any) -> Any:
+    """Refuse a lone surrogate (``"\\ud800"``): no label or reward naming it could be sent."""
+    if problem := lone_surrogate(data):
+        raise ValueError(problem)
+    return data
+
+
 class ScoreRequest(BaseModel):
     """Items to score; an item without ``id`` gets one from its content (16 hex digits)."""
 
@@ -35,6 +43,7 @@ class ScoreRequest(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _mark_missing_ids(cls, data: Any) -> Any:
+        data = _unicode_text(data)
         if isinstance(data, dict) and isinstance(data.get("items"), list):
             items = [
                 {**it, "id": _NO_ID} if isinstance(it, dict) and not it.get("id") else it
@@ -61,6 +70,11 @@ class RewardRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")
     query: list[str | list[dict[str, Any]]] = Field(min_length=1)
     prompts: list[str | list[dict[str, Any]] | None] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unicode(cls, data: Any) -> Any:
+        return _unicode_text(data)
 
 
 # the routes below; the metrics count any other path as "other"
