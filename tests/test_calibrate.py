@@ -79,9 +79,9 @@ def test_cross_fitted_calibration_improves_a_miscalibrated_source(method, sharpe
         assert len(set(r.fold[groups == g])) == 1
 
 
-def test_real_one_hot_judge_calibrated_on_held_out_prompts(shared_data: Path) -> None:
+def test_real_one_hot_judge_calibrated_on_held_out_prompts(data_dir) -> None:
     # GPT-4's XSTest verdicts are one-hot: "100% sure" even where people disagree with it.
-    imported = run_import("xstest", shared_data / "xstest")
+    imported = run_import("xstest", data_dir("xstest"))
     by_id = {it.id: it for it in imported.items}
     p = pair_labels(imported.labels, "human:final", "judge:gpt-4")
     judge = {lab.item_id: lab for lab in imported.labels if lab.source == "judge:gpt-4"}

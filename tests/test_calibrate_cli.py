@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support import run_tinyjudge
+from support import XSTEST_SAMPLE, is_slice, run_tinyjudge
 
 from tinyjudge.calibrate import TemperatureScaling, load_calibrator
 from tinyjudge.datasets.importers import run_import
@@ -120,7 +120,7 @@ def test_calibrate_cli_usage_errors(xs_files, tmp_path: Path) -> None:
     assert proc.returncode == 2 and "--source needs --out" in proc.stderr
 
 
-def test_real_reward_model_calibrated_on_prompts_it_never_saw(shared_data: Path, tmp_path) -> None:
+def test_real_reward_model_calibrated_on_prompts_it_never_saw(data_dir, tmp_path) -> None:
     # Distill GPT-4's XSTest verdicts into the linear tier on 3/5 of the prompts, then
     # calibrate it against people on the other 2/5 (cross-fitted by prompt): every method
     # must bring held-out ECE and Brier down on this real, graded source.
@@ -128,14 +128,21 @@ def test_real_reward_model_calibrated_on_prompts_it_never_saw(shared_data: Path,
 
     from tinyjudge.calibrate import calibrate_model
 
-    xs = run_import("xstest", shared_data / "xstest")
-    train = [it for it in xs.items if zlib.crc32(it.metadata["prompt_id"].encode()) % 5 < 3]
-    held = [it for it in xs.items if zlib.crc32(it.metadata["prompt_id"].encode()) % 5 >= 3]
-    model = distill(train, xs.labels, "judge:gpt-4", "compliance", group_by="metadata.prompt_id")
+    # Without ../shared: the bundled slice (100 prompts) and the demo's sample (the other
+    # 100 prompts in every three) together; the slice alone leaves too few held-out prompts.
+    root = data_dir("xstest")
+    items, labels = [], []
+    for src in [root, XSTEST_SAMPLE] if is_slice(root) else [root]:
+        got = run_import("xstest", src)
+        items, labels = items + got.items, labels + got.labels
+    assert len({it.id for it in items}) == (1000 if is_slice(root) else 1500)
+    train = [it for it in items if zlib.crc32(it.metadata["prompt_id"].encode()) % 5 < 3]
+    held = [it for it in items if zlib.crc32(it.metadata["prompt_id"].encode()) % 5 >= 3]
+    model = distill(train, labels, "judge:gpt-4", "compliance", group_by="metadata.prompt_id")
     rm = load_model(model.model.save(tmp_path / "rm"), calibrated=False)
     for method in ("temperature", "vector", "platt", "isotonic"):
         r = calibrate_model(
-            rm, held, xs.labels, human="human:final", method=method,
+            rm, held, labels, human="human:final", method=method,
             group_by="metadata.prompt_id", n_boot=20,
         ).summary()  # fmt: skip
         assert r["n"] == len(held)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support import run_tinyjudge
+from support import is_slice, run_tinyjudge
 
 from tinyjudge.datasets.jsonl import count_lines, read_labels
 
@@ -106,17 +106,20 @@ def test_import_skip_bad_reports_and_continues(xstest_sample: Path, tmp_path: Pa
     assert count_lines(out / "labels.jsonl") == 2495
 
 
-def test_import_xstest_writes_items_and_labels(shared_data: Path, tmp_path: Path) -> None:
+def test_import_xstest_writes_items_and_labels(data_dir, tmp_path: Path) -> None:
+    src = data_dir("xstest")
+    # The shared copy: 1,500 answers, 7 of GPT-4's free text; the bundled slice: 500, 5.
+    n, unscored = (500, 5) if is_slice(src) else (1500, 7)
     out = tmp_path / "xs"
-    proc = run("import", "xstest", shared_data / "xstest", "--out", out)
+    proc = run("import", "xstest", src, "--out", out)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
-    assert "xstest: 1500 items, 7500 labels" in proc.stdout
-    assert "judge:gpt-4" in proc.stdout and "(7 unscored)" in proc.stdout
-    assert count_lines(out / "items.jsonl") == 1500
-    assert count_lines(out / "labels.jsonl") == 7500
+    assert f"xstest: {n} items, {5 * n} labels" in proc.stdout
+    assert "judge:gpt-4" in proc.stdout and f"({unscored} unscored)" in proc.stdout
+    assert count_lines(out / "items.jsonl") == n
+    assert count_lines(out / "labels.jsonl") == 5 * n
     labels = read_labels(out / "labels.jsonl", rubric="compliance")
-    assert sum(lab.status == "unscored" for lab in labels) == 7
+    assert sum(lab.status == "unscored" for lab in labels) == unscored
 
 
 def _bad_rubric_dir(tmp_path: Path) -> Path:

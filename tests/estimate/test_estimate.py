@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support import SHARED_DATA, run_tinyjudge
+from support import is_slice, real_data, run_tinyjudge
 
 from tinyjudge.datasets.jsonl import write_jsonl
 from tinyjudge.errors import TinyjudgeError
@@ -31,7 +31,7 @@ from tinyjudge.estimate import (
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import load_rubric
 
-# A module-scoped fixture cannot use the function-scoped `shared_data`.
+# A module-scoped fixture cannot use the function-scoped `data_dir`: it calls `real_data`.
 
 # ---------------------------------------------------------------- hand-derived values
 
@@ -379,13 +379,19 @@ def test_a_rubric_without_positive_labels_defines_no_rate(tmp_path: Path) -> Non
         estimate_rates(labels, cheap="judge:j", human="human:h", rubric=str(rubric))
 
 
+XSTEST = real_data("xstest")
+# Prompts per answering model and GPT-4's free-text (unscored) answers: the shared copy
+# of XSTest, or the bundled slice (tests/fixtures/data/xstest/SOURCE.md).
+XS_PROMPTS, XS_UNSCORED = (100, 5) if XSTEST is not None and is_slice(XSTEST) else (300, 7)
+
+
 @pytest.fixture(scope="module")
 def xstest_full() -> tuple[list[Item], list[Label]]:
     from tinyjudge.datasets.importers import run_import
 
-    if not (SHARED_DATA / "xstest").is_dir():
-        pytest.skip(f"real data not present at {SHARED_DATA}")
-    got = run_import("xstest", SHARED_DATA / "xstest")
+    if XSTEST is None:
+        pytest.skip("no XSTest data, shared or bundled")
+    got = run_import("xstest", XSTEST)
     return got.items, got.labels
 
 
@@ -401,7 +407,7 @@ def test_xstest_all_human_labels_give_the_human_rate(xstest_full) -> None:
     assert rep.overall.estimate.lam == 0.0
     assert sorted(rep.groups) == ["gpt4", "llama2new", "llama2orig", "mistralguard",
                                   "mistralinstruct"]  # fmt: skip
-    assert all(g.n_items == 300 for g in rep.groups.values())
+    assert all(g.n_items == XS_PROMPTS for g in rep.groups.values())
 
 
 @pytest.mark.parametrize("cheap", ["judge:gpt-4", "classifier:string-match"])
@@ -439,11 +445,12 @@ def test_cli_estimate_on_xstest(xstest_full, tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     for model in ["gpt4", "llama2new", "llama2orig", "mistralguard", "mistralinstruct", "all"]:
         assert model in res.stdout
-    assert "7 unscored judge:gpt-4 labels" in res.stdout
+    assert f"{XS_UNSCORED} unscored judge:gpt-4 labels" in res.stdout
     assert "llama2orig - mistralinstruct:" in res.stdout
     got = json.loads((tmp_path / "est.json").read_text())
-    assert got["counts"]["items"] == 1493 and got["counts"]["unscored_cheap"] == 7
-    assert got["counts"]["human"] == round(0.2 * 1493)
+    scored = 5 * XS_PROMPTS - XS_UNSCORED  # 1,493 in the shared copy, 495 in the slice
+    assert got["counts"]["items"] == scored and got["counts"]["unscored_cheap"] == XS_UNSCORED
+    assert got["counts"]["human"] == round(0.2 * scored)
     assert set(got["groups"]) == {
         "gpt4",
         "llama2new",

@@ -50,8 +50,8 @@ def test_cli_replays_xstest_gpt4_labels(
     assert rc == 0 and "0 calls, 80 cache hits" in stdout
 
 
-def test_recorded_unscored_labels_come_out_unscored(shared_data: Path) -> None:
-    imported = run_import("xstest", shared_data / "xstest")
+def test_recorded_unscored_labels_come_out_unscored(data_dir) -> None:
+    imported = run_import("xstest", data_dir("xstest"))
     gpt4 = [lab for lab in imported.labels if lab.source == "judge:gpt-4"]
     failed = {lab.item_id for lab in gpt4 if lab.status == "unscored"}
     assert len(failed) >= 5
