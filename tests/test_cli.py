@@ -162,11 +162,15 @@ def test_user_errors_are_one_line(tmp_path: Path, xstest_sample: Path, args, exp
         (["import", "xstest"], "Missing argument"),
         (["import", "xstest", "somewhere", "--out", "x", "--bogus"], "No such option: --bogus"),
         (["no-such-verb"], "No such command"),
+        (["serve", "m", "--port", "70000"], "'--port': Input should be less than or equal"),
     ],
-    ids=["missing-argument", "unknown-option", "unknown-verb"],
+    ids=["missing-argument", "unknown-option", "unknown-verb", "out-of-range"],
 )
-def test_usage_errors_exit_2_without_traceback(args: list[str], expect: str) -> None:
-    proc = run(*args)
-    assert proc.returncode == 2
-    assert "Traceback" not in proc.stderr
-    assert expect in proc.stderr
+def test_usage_errors_are_one_line(args: list[str], expect: str) -> None:
+    line = _one_error_line(run(*args))
+    assert expect in line and "--help`" in line
+
+
+def test_a_bare_group_still_shows_its_help() -> None:
+    proc = run("import")
+    assert proc.returncode == 2 and "Usage:" in proc.stdout + proc.stderr

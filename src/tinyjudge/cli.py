@@ -14,7 +14,7 @@ import typer
 from rich.markup import escape
 
 from tinyjudge.commands._io import err
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import TinyjudgeError, one_line
 
 __all__ = ["app", "main", "VERBS"]
 
@@ -94,9 +94,18 @@ def main() -> None:
     except Exception as e:
         # Usage errors (missing argument, bad option). Matched by name because
         # typer >= 0.20 ships its own copy of click, not the `click` package.
-        if any(c.__name__ == "ClickException" for c in type(e).__mro__):
-            e.show()  # type: ignore[attr-defined]
-            sys.exit(getattr(e, "exit_code", 2) or 2)
+        kinds = {c.__name__ for c in type(e).__mro__}
+        if "ClickException" in kinds:
+            code = getattr(e, "exit_code", 2) or 2
+            if "NoArgsIsHelpError" in kinds:  # a bare `tinyjudge import`: the help is the answer
+                e.show()  # type: ignore[attr-defined]
+                sys.exit(code)
+            # One line like every other bad input, naming where the options are listed.
+            ctx = getattr(e, "ctx", None)
+            hint = f"; see `{ctx.command_path} --help`" if ctx is not None else ""
+            message = one_line(e.format_message()) + hint  # type: ignore[attr-defined]
+            err.print(f"[bold red]error:[/] {escape(message)}", markup=True, soft_wrap=True)
+            sys.exit(code)
         raise
     sys.exit(rc if isinstance(rc, int) else 0)
 
