@@ -18,7 +18,7 @@ from tinyjudge.datasets.jsonl import (
     read_labels,
     write_jsonl,
 )
-from tinyjudge.errors import DataError
+from tinyjudge.errors import DataError, TinyjudgeError
 from tinyjudge.records import Label
 
 from .conftest import sample_items, sample_labels
@@ -44,6 +44,13 @@ def test_append_and_dicts(tmp_path: Path) -> None:
     assert append_jsonl(path, labels[:1]) == 1
     assert append_jsonl(path, [labels[1].model_dump(mode="json", exclude_none=True)]) == 1
     assert read_labels(path) == labels[:2]
+
+
+def test_writing_over_a_folder_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "out.jsonl").mkdir()
+    with pytest.raises(TinyjudgeError, match=r"out\.jsonl is a folder; give the path of a file"):
+        write_jsonl(tmp_path / "out.jsonl", [{"a": 1}])
+    assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"], "no temporary file left"
 
 
 def test_atomic_writer_keeps_old_file_on_failure(tmp_path: Path) -> None:

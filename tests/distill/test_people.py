@@ -108,14 +108,17 @@ def test_distill_with_people_validates_against_people(xs, tmp_path) -> None:
     [
         ({"method": "magic"}, "unknown --human method 'magic'"),
         ({"human": "human:nobody"}, r"no labels with source 'human:nobody'"),
+        ({"weight": -3.0}, r"--human-weight must be a positive number .*, got -3\.0"),
+        ({"weight": 0.0}, r"--human-weight must be a positive number"),
+        ({"weight": float("nan")}, r"--human-weight must be a positive number .*, got nan"),
     ],
-    ids=["method", "source"],
+    ids=["method", "source", "negative-weight", "zero-weight", "nan-weight"],
 )
 def test_people_targets_errors(xs, kwargs, match: str) -> None:
-    args = {"method": "weighted", "human": "human:final"} | kwargs
+    args = {"method": "weighted", "human": "human:final", "weight": None} | kwargs
     with pytest.raises(TinyjudgeError, match=match):
         people_targets(xs.items, xs.labels, "judge:gpt-4", args["human"], "compliance",
-                       args["method"])  # fmt: skip
+                       args["method"], args["weight"])  # fmt: skip
 
 
 def test_no_item_labelled_by_people_is_one_line(xs) -> None:

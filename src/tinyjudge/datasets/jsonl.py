@@ -16,7 +16,7 @@ from typing import IO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from tinyjudge.errors import DataError
+from tinyjudge.errors import DataError, TinyjudgeError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
 
@@ -189,6 +189,8 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[IO[str]]:
     owner-only ones of the temporary file it is written as.
     """
     p = Path(path)
+    if p.is_dir():
+        raise TinyjudgeError(f"{p} is a folder; give the path of a file to write")
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     try:

@@ -30,6 +30,7 @@ Methods (``bench/people_fidelity.py`` compares them on XSTest):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -168,6 +169,11 @@ def people_targets(
     """
     if method not in PEOPLE_METHODS:
         raise TinyjudgeError(f"unknown --human method {method!r}; choose one of {PEOPLE_METHODS}")
+    if human_weight is not None and not (0 < human_weight < math.inf):
+        raise TinyjudgeError(
+            f"--human-weight must be a positive number (a person's row counts that many judge "
+            f"rows), got {human_weight}"
+        )
     rubric = load_rubric(rubric)
     names = rubric.label_names
     k = len(names)
