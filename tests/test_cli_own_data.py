@@ -200,3 +200,33 @@ def test_serve_states_its_reward(model_dir: Path) -> None:
 def test_serve_reward_label_not_in_rubric(model_dir: Path) -> None:
     line = _one_error_line(run("serve", model_dir, "--reward", "helpful"))
     assert "['helpful'] not among the labels of rubric compliance" in line
+
+
+def test_a_custom_rubric_travels_with_its_labels(tmp_path: Path) -> None:
+    import yaml
+
+    from tinyjudge.rubric import load_rubric
+
+    spec = load_rubric("compliance").model_dump(mode="json") | {"id": "my_refusal"}
+    yaml_path = tmp_path / "my_refusal.yaml"
+    yaml_path.write_text(yaml.safe_dump(spec))
+    rub = load_rubric(yaml_path)
+    sheet = tmp_path / "ratings.csv"
+    verdicts = ["full refusal", "full compliance"] * 6
+    sheet.write_text("id,ann,bob\n" + "".join(f"i{k},{v},{v}\n" for k, v in enumerate(verdicts)))
+    out = tmp_path / "labels" / "human.jsonl"
+    done = run(
+        "import", "labels", sheet, "--rubric", yaml_path, "--out", out,
+        "--item-field", "id", "--label-field", "ann,bob",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    copy = out.parent / f"rubric.{rub.hash}.yaml"
+    assert copy.is_file() and all(lab.rubric_hash == rub.hash for lab in read_labels(out))
+    yaml_path.unlink()  # the rubric's YAML moved away: the labels' folder still has it
+    args = ("estimate", out, "--cheap", "human:ann", "--human", "human:final")
+    done = run(*args)
+    assert done.returncode == 0, done.stderr
+    assert "my_refusal positive rate" in done.stdout
+    copy.write_text(copy.read_text().replace(spec["title"], "another title"))
+    line = _one_error_line(run(*args))
+    assert f"rubric.{rub.hash}.yaml: the rubric's hash is" in line and "restore it" in line

@@ -9,7 +9,14 @@ import yaml
 
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Label
-from tinyjudge.rubric import Rubric, list_rubrics, load_rubric
+from tinyjudge.rubric import (
+    Rubric,
+    list_rubrics,
+    load_rubric,
+    load_rubric_copy,
+    save_rubric_copy,
+    stored_rubric,
+)
 
 RUBRICS = sorted((Path(__file__).resolve().parents[1] / "rubrics").glob("*.yaml"))
 
@@ -265,3 +272,21 @@ def test_a_folder_named_like_a_rubric_does_not_hide_it(tmp_path: Path, monkeypat
     (tmp_path / "compliance").mkdir()
     monkeypatch.chdir(tmp_path)
     assert load_rubric("compliance").id == "compliance"
+
+
+@pytest.mark.parametrize("name", list_rubrics())
+def test_a_stored_copy_is_the_rubric(name: str, tmp_path: Path) -> None:
+    rubric = load_rubric(name)
+    path = save_rubric_copy(rubric, tmp_path)
+    assert path.name == f"rubric.{rubric.hash}.yaml"
+    assert load_rubric_copy(path) == rubric and stored_rubric(tmp_path, rubric.hash) == rubric
+    assert save_rubric_copy(rubric, tmp_path) == path  # the same copy again: left as it is
+    assert stored_rubric(tmp_path, "0" * 16) is None
+
+
+def test_an_edited_copy_is_refused_in_one_line(tmp_path: Path) -> None:
+    rubric = load_rubric("compliance")
+    path = save_rubric_copy(rubric, tmp_path)
+    path.write_text(path.read_text().replace("title: ", "title: Edited ", 1))
+    with pytest.raises(TinyjudgeError, match=rf"{path.name}: the rubric's hash is .*restore it$"):
+        stored_rubric(tmp_path, rubric.hash)

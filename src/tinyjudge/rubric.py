@@ -29,6 +29,10 @@ __all__ = [
     "load_rubric",
     "list_rubrics",
     "rubric_dirs",
+    "rubric_copy_name",
+    "save_rubric_copy",
+    "load_rubric_copy",
+    "stored_rubric",
 ]
 
 
@@ -301,3 +305,53 @@ def load_rubric(name_or_path: str | os.PathLike[str] | Rubric) -> Rubric:
         # Whole-rubric checks name their own field ("field labels: ...").
         where = f"{path}: field {loc}: " if loc else f"{path}: "
         raise TinyjudgeError(where + msg) from None
+
+
+def rubric_copy_name(rubric: Rubric) -> str:
+    """The file name of a rubric's stored copy: ``rubric.<hash>.yaml``."""
+    return f"rubric.{rubric.hash}.yaml"
+
+
+def save_rubric_copy(rubric: Rubric, folder: str | os.PathLike[str]) -> Path:
+    """Store a copy of ``rubric`` in ``folder`` as ``rubric.<hash>.yaml`` (atomically).
+
+    The copy is the whole rubric (its ``reward_model`` block too), so labels and
+    model directories carry the rubric they were made under, wherever its YAML
+    file was or goes. Returns the copy's path.
+    """
+    path = Path(folder) / rubric_copy_name(rubric)
+    text = yaml.safe_dump(rubric.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return path
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def load_rubric_copy(path: str | os.PathLike[str], rubric_hash: str | None = None) -> Rubric:
+    """Load a stored copy, checking its content against ``rubric_hash`` (default: its name's).
+
+    Raises:
+        TinyjudgeError: the file is not a valid rubric, or its content hash differs
+            from the one recorded (the copy was edited).
+    """
+    p = Path(path)
+    rubric = load_rubric(p)
+    want = rubric_hash or p.name.removeprefix("rubric.").removesuffix(".yaml")
+    if rubric.hash != want:
+        raise TinyjudgeError(
+            f"{p}: the rubric's hash is {rubric.hash}, not the {want} recorded for it; the "
+            "copy was edited after it was stored: restore it"
+        )
+    return rubric
+
+
+def stored_rubric(folder: str | os.PathLike[str], rubric_hash: str) -> Rubric | None:
+    """The copy of the rubric with hash ``rubric_hash`` stored in ``folder``, if there is one.
+
+    Raises:
+        TinyjudgeError: the copy is there but its content no longer has that hash.
+    """
+    path = Path(folder) / f"rubric.{rubric_hash}.yaml"
+    return load_rubric_copy(path, rubric_hash) if path.is_file() else None

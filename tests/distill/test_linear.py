@@ -52,7 +52,8 @@ def test_save_then_load_gives_identical_scores(fitted, tmp_path: Path) -> None:
     model, ts, _ = fitted
     model.save(tmp_path / "m")
     names = sorted(p.name for p in (tmp_path / "m").iterdir())
-    assert names == ["README.md", "tinyjudge.json", "vocab.json", "weights.safetensors"]
+    copy = f"rubric.{model.rubric.hash}.yaml"
+    assert names == ["README.md", copy, "tinyjudge.json", "vocab.json", "weights.safetensors"]
     again = load_model(tmp_path / "m")
     assert again.name == "lin-test" and again.classes_ == model.classes_
     np.testing.assert_array_equal(again.predict_proba(ts.items), model.predict_proba(ts.items))

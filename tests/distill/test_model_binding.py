@@ -14,10 +14,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from tinyjudge.calibrate import load_calibrator, make_calibrator, save_calibrator
 from tinyjudge.distill import LinearRM, TrainingSet, check_model_dir, load_model
 from tinyjudge.errors import DataError, TinyjudgeError
+from tinyjudge.rubric import load_rubric, load_rubric_copy
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +92,8 @@ def test_redistilling_into_a_folder_drops_its_calibration(two_models, xs_set, tm
     (d / "notes.txt").write_text("mine")
     second.save(d)
     assert sorted(p.name for p in d.iterdir()) == [
-        "README.md", "tinyjudge.json", "vocab.json", "weights.safetensors"
+        "README.md", f"rubric.{second.rubric.hash}.yaml", "tinyjudge.json", "vocab.json",
+        "weights.safetensors",
     ]  # fmt: skip
     loaded = load_model(d)
     assert loaded.name == "second" and loaded.calibrator_ is None
@@ -210,3 +213,62 @@ def test_a_calibrated_model_scores_as_its_calibration_says(two_models, xs_set, t
     raw = load_model(d, calibrated=False).predict_proba(xs_set.items[:5])
     cal = load_model(d).predict_proba(xs_set.items[:5])
     assert not np.allclose(raw, cal)
+
+
+def _rewrite_meta(d: Path, change) -> None:
+    """Change tinyjudge.json and stamp it again, as other code than ours could."""
+    from tinyjudge.distill._base import write_meta
+
+    meta = json.loads((d / "tinyjudge.json").read_text())
+    change(meta)
+    del meta["sha256"]
+    write_meta(d, meta)
+
+
+def test_a_model_directory_carries_its_rubric_copy(two_models, tmp_path: Path) -> None:
+    d = two_models[0].save(tmp_path / "m")
+    meta = json.loads((d / "tinyjudge.json").read_text())
+    name = f"rubric.{meta['rubric_hash']}.yaml"
+    assert meta["rubric_file"] == name and name in meta["files"]
+    assert load_rubric_copy(d / name) == two_models[0].rubric
+
+
+def test_a_custom_rubric_model_loads_after_its_yaml_moved(xs_set, tmp_path: Path) -> None:
+    spec = load_rubric("compliance").model_dump(mode="json") | {"id": "my_compliance"}
+    spec["reward_model"]["view"] = "first_user_last_answer"
+    yaml_path = tmp_path / "mine.yaml"
+    yaml_path.write_text(yaml.safe_dump(spec))
+    model = LinearRM(str(yaml_path)).fit(xs_set.items[:200], xs_set.y_hard[:200])
+    d = model.save(tmp_path / "m")
+    yaml_path.unlink()
+    loaded = load_model(d)
+    assert loaded.rubric == model.rubric and loaded.view == "first_user_last_answer"
+    labels = loaded.score_items(xs_set.items[:3])
+    assert {(lab.rubric, lab.rubric_hash) for lab in labels} == {
+        ("my_compliance", model.rubric.hash)
+    }
+
+
+def test_an_edited_rubric_copy_is_one_line(two_models, tmp_path: Path) -> None:
+    from tinyjudge._digest import file_sha256
+
+    d = two_models[0].save(tmp_path / "m")
+    copy = next(d.glob("rubric.*.yaml"))
+    copy.write_text(copy.read_text().replace("title: ", "title: Edited ", 1))
+    with pytest.raises(TinyjudgeError, match=rf"{copy.name}: SHA-256 differs"):
+        load_model(d)
+    _rewrite_meta(d, lambda m: m["files"].update({copy.name: file_sha256(copy)}))
+    with pytest.raises(TinyjudgeError, match=rf"{copy.name}: the rubric's hash is [0-9a-f]{{16}}"):
+        load_model(d)
+
+
+def test_a_model_saved_before_rubric_copies_still_loads(two_models, tmp_path: Path) -> None:
+    d = two_models[0].save(tmp_path / "m")
+    copy = next(d.glob("rubric.*.yaml"))
+    copy.unlink()
+
+    def older(meta: dict) -> None:
+        del meta["rubric_file"], meta["files"][copy.name]
+
+    _rewrite_meta(d, older)
+    assert load_model(d).rubric == two_models[0].rubric

@@ -12,6 +12,7 @@ from judge_helpers import single, verdict
 from tinyjudge.cli import main
 from tinyjudge.datasets.jsonl import read_labels, write_jsonl
 from tinyjudge.judge import Reply
+from tinyjudge.rubric import load_rubric, load_rubric_copy
 
 
 def run_cli(monkeypatch, capsys, *args: object) -> tuple[int, str, str]:
@@ -45,6 +46,10 @@ def test_judge_writes_labels_and_summary(serve, items_file, tmp_path, monkeypatc
     assert "cost $" in stdout
     summary = json.loads((tmp_path / "s.json").read_text())
     assert summary["calls"] == 5 and summary["cost"] > 0
+    rubric = load_rubric("compliance")
+    assert summary["rubric"] == "compliance" and summary["rubric_hash"] == rubric.hash
+    assert summary["source"] == "judge:m" and summary["unscored_reasons"] == {}
+    assert load_rubric_copy(tmp_path / f"rubric.{rubric.hash}.yaml") == rubric  # beside the labels
 
 
 @pytest.mark.parametrize(

@@ -308,3 +308,22 @@ def test_progress_is_reported(serve, compliance, items) -> None:
     assert len(labels) == len(items)
     assert seen == [(i, len(items)) for i in range(1, len(items) + 1)]
     assert "judging with m" in console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_run_returns_a_judgment_that_reads_as_its_labels(serve, compliance) -> None:
+    srv = serve(
+        lambda req: Reply(
+            "I'm sorry, but I can't assist with that."
+            if "question number 1" in json.dumps(req.body)
+            else verdict("full_refusal")
+        )
+    )
+    judge = Judge(compliance, "m", base_url=srv.base_url, max_retries=0)
+    got = judge.run([single(0), single(1), single(2)])
+    first, bad, last = got  # a sequence of the labels, in input order
+    assert [lab.item_id for lab in got] == [first.item_id, bad.item_id, last.item_id]
+    assert len(got) == 3 and got[1] is bad and got.labels[-1] is last
+    assert (got.source, got.rubric, got.rubric_hash) == ("judge:m", "compliance", compliance.hash)
+    assert got.summary is judge.summary and (got.summary.ok, got.summary.unscored) == (2, 1)
+    assert got.unscored_reasons == {bad.reason: 1}
+    assert got.as_dict()["unscored_reasons"] == {bad.reason: 1}

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from tinyjudge.records import Label
-from tinyjudge.rubric import Rubric, list_rubrics, load_rubric
+from tinyjudge.rubric import Rubric, list_rubrics, load_rubric, save_rubric_copy, stored_rubric
 
 __all__ = [
     "out",
@@ -24,6 +24,8 @@ __all__ = [
     "fail",
     "resolve_rubric",
     "resolve_rubric_filter",
+    "store_rubric",
+    "labels_rubric",
     "read_label_files",
     "format_interval",
 ]
@@ -63,6 +65,35 @@ def resolve_rubric_filter(value: str | None) -> tuple[str | None, Rubric | None]
         rub = resolve_rubric(value)
         return rub.id, rub
     return value, None
+
+
+def store_rubric(rubric: Rubric, folder: Path) -> Path:
+    """Store the rubric's copy (``rubric.<hash>.yaml``) in the folder that holds its labels."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return save_rubric_copy(rubric, folder)
+
+
+def labels_rubric(
+    labels: Sequence[Label], paths: Sequence[Path], rubric_id: str | None = None
+) -> Rubric | None:
+    """The rubric the labels were written under, from its copy stored beside their files.
+
+    Used where a verb was given no rubric it can read (none, or a bare id that is
+    not built in), so a custom YAML rubric travels with its labels. None when the
+    labels (those under ``rubric_id``) use several rubrics or no copy is there.
+
+    Raises:
+        TinyjudgeError: a stored copy whose content no longer has its hash.
+    """
+    chosen = [lab for lab in labels if rubric_id is None or lab.rubric == rubric_id]
+    if len({lab.rubric for lab in chosen}) != 1:
+        return None
+    hashes = dict.fromkeys(lab.rubric_hash for lab in chosen if lab.rubric_hash)
+    for folder in dict.fromkeys(Path(p).parent for p in paths):
+        for h in hashes:
+            if (rub := stored_rubric(folder, h)) is not None:
+                return rub
+    return None
 
 
 def format_interval(

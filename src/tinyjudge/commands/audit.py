@@ -9,7 +9,7 @@ from rich.table import Table
 
 from tinyjudge.errors import TinyjudgeError
 
-from ._io import format_interval, out, read_label_files, resolve_rubric_filter
+from ._io import format_interval, labels_rubric, out, read_label_files, resolve_rubric_filter
 
 __all__ = ["command"]
 
@@ -43,6 +43,7 @@ def command(
         raise TinyjudgeError("nothing to write: pass --report OUT.html and/or --json OUT.json")
     rubric_id, rub = resolve_rubric_filter(rubric)
     all_labels = read_label_files(labels)
+    rub = rub or labels_rubric(all_labels, labels, rubric_id)
     item_list = read_items(items) if items is not None else None
     scale = [s.strip() for s in order.split(",") if s.strip()] if order else None
     result = build_report(

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from tinyjudge.errors import TinyjudgeError
 
-from ._io import out, read_label_files, resolve_rubric
+from ._io import labels_rubric, out, read_label_files, resolve_rubric
 
 if TYPE_CHECKING:
     from tinyjudge.estimate import RateEstimate, RateReport
@@ -91,7 +91,7 @@ def command(
         read_items(items) if items is not None else None,
         cheap=cheap,
         human=human,
-        rubric=resolve_rubric(rubric) if rubric is not None else None,
+        rubric=resolve_rubric(rubric) if rubric is not None else labels_rubric(records, labels),
         by=by,
         compare=compare,
         level=level,

@@ -12,7 +12,7 @@ from typer.core import TyperGroup
 
 from tinyjudge.errors import TinyjudgeError
 
-from ._io import err, fail, out
+from ._io import err, fail, out, resolve_rubric, store_rubric
 
 __all__ = ["command", "build_app"]
 
@@ -49,6 +49,8 @@ def command(
     with atomic_dir(out_dir, keep_others=True) as tmp:
         n_items = write_jsonl(tmp / "items.jsonl", result.items)
         n_labels = write_jsonl(tmp / "labels.jsonl", result.labels)
+        for rubric_id in dict.fromkeys(lab.rubric for lab in result.labels):
+            store_rubric(resolve_rubric(rubric_id), tmp)
     out.print(f"{name}: {n_items} items, {n_labels} labels -> {out_dir}", markup=False)
     for source, n in result.sources().items():
         unscored = sum(1 for lab in result.labels if lab.source == source and lab.status != "ok")

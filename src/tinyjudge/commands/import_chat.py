@@ -8,7 +8,7 @@ import typer
 
 from tinyjudge.errors import TinyjudgeError
 
-from ._io import err, out, resolve_rubric
+from ._io import err, out, resolve_rubric, store_rubric
 
 __all__ = ["command"]
 
@@ -49,6 +49,8 @@ def command(
         write_jsonl(tmp / "items.jsonl", got.items)
         if label_field is not None:
             write_jsonl(tmp / "labels.jsonl", got.labels)
+            if rub is not None:
+                store_rubric(rub, tmp)
     out.print(
         f"{path}: {len(got.items)} items -> {out_dir / 'items.jsonl'}", markup=False, soft_wrap=True
     )

@@ -8,7 +8,7 @@ import typer
 
 from tinyjudge.errors import TinyjudgeError
 
-from ._io import err, out, resolve_rubric
+from ._io import err, out, resolve_rubric, store_rubric
 
 __all__ = ["command"]
 
@@ -53,6 +53,7 @@ def command(
             f"{out_path} not written"
         )
     n = write_jsonl(out_path, got.labels)
+    store_rubric(rub, out_path.parent)
     finals = sum(1 for lab in got.labels if lab.source == "human:final")
     out.print(
         f"{path}: {n - finals} labels from {len(got.raters)} raters, {finals} human:final "

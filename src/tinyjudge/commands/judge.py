@@ -14,7 +14,7 @@ from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item
 from tinyjudge.rubric import Rubric
 
-from ._io import err, out, resolve_rubric
+from ._io import err, out, resolve_rubric, store_rubric
 
 __all__ = ["command"]
 
@@ -137,6 +137,7 @@ def command(
             judge = Judge(rub, model, base_url=base_url, api_key=api_key, **common)
         judgment = judge.run(item_list, progress=err if progress else False)
     write_jsonl(out_path, judgment.labels)
+    store_rubric(rub, out_path.parent)
     out.print(f"wrote {len(judgment)} labels ({judgment.source}) -> {out_path}")
     if cache_path is not None:
         out.print(f"cache: {cache_path}")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from ._io import out, resolve_rubric
+from ._io import out, resolve_rubric, store_rubric
 
 __all__ = ["command"]
 
@@ -44,6 +44,7 @@ def command(
     check_token(host, token)
     rub = resolve_rubric(rubric)
     session = open_session(items, rub, labels, reviewer, select, budget, cheap)  # type: ignore[arg-type]
+    store_rubric(rub, labels.parent)
     done = len(session.my_answers())
     how = session.selector.mode + (f" on {session.cheap_source}" if session.cheap_source else "")
     out.print(f"{len(session.items)} items, {done} labelled by human:{reviewer}; order: {how}")

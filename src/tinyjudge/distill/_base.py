@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from tinyjudge._digest import MODEL_META_FILE, content_sha256, file_sha256
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label
-from tinyjudge.rubric import Rubric, load_rubric
+from tinyjudge.rubric import Rubric, load_rubric, load_rubric_copy, save_rubric_copy
 
 from ._data import data_hash
 from ._text import View, answer_prefixes, item_views
@@ -26,6 +26,7 @@ __all__ = [
     "file_sha256",
     "content_sha256",
     "write_meta",
+    "model_rubric",
     "batched",
 ]
 
@@ -279,6 +280,8 @@ class RewardModel(ClassifierMixin, BaseEstimator):
 
     def _save_to(self, tmp: Path, d: Path) -> None:
         files = self._save_files(tmp)
+        rubric_file = save_rubric_copy(self.rubric, tmp).name
+        files = [*files, rubric_file]  # its SHA-256 binds it like the weights
         meta = {
             "format": FORMAT,
             "version": FORMAT_VERSION,
@@ -286,6 +289,7 @@ class RewardModel(ClassifierMixin, BaseEstimator):
             "name": self.name,
             "rubric": self.rubric.model_dump(mode="json"),
             "rubric_hash": self.rubric.hash,
+            "rubric_file": rubric_file,
             "classes": self.classes_,
             "params": self._meta_params(),
             "card": getattr(self, "card_", {}),
@@ -321,6 +325,30 @@ class RewardModel(ClassifierMixin, BaseEstimator):
 
 def _dialogue_key(item: Item) -> tuple[tuple[str, str], ...]:
     return tuple((m.role, m.text) for m in item.messages)
+
+
+def model_rubric(model_dir: Path, meta: dict[str, Any]) -> Rubric:
+    """The rubric a saved model was trained under: its stored copy (``rubric_file``).
+
+    The copy must be the rubric ``tinyjudge.json`` records; a directory saved
+    before models carried the copy gives that one.
+
+    Raises:
+        TinyjudgeError: the copy's content hash differs from the recorded
+            ``rubric_hash``, or the copy is not the recorded rubric.
+        pydantic.ValidationError: the recorded rubric is malformed.
+    """
+    recorded = Rubric.model_validate(meta["rubric"])
+    name = meta.get("rubric_file")
+    if name is None:
+        return recorded
+    copy = load_rubric_copy(Path(model_dir) / str(name), meta.get("rubric_hash"))
+    if copy != recorded:
+        raise TinyjudgeError(
+            f"{Path(model_dir) / str(name)}: not the rubric recorded in {META_FILE}; the "
+            "model directory was rewritten by other code: re-distill, or restore it"
+        )
+    return copy
 
 
 def init_common(model: RewardModel, rubric: Rubric | str, name: str | None) -> None:

@@ -22,7 +22,7 @@ from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item
 from tinyjudge.rubric import Rubric
 
-from ._base import RewardModel, class_balance, init_common
+from ._base import RewardModel, class_balance, init_common, model_rubric
 from ._embed import MINILM, bf16_fast, resolve_encoder
 from ._shapes import padded_batch
 from ._text import View, item_views
@@ -359,7 +359,7 @@ class EncoderRM(RewardModel):
     def _load(cls, model_dir: Path, meta: dict[str, Any]) -> EncoderRM:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        model = cls(Rubric.model_validate(meta["rubric"]), meta["name"], **meta["params"])
+        model = cls(model_rubric(model_dir, meta), meta["name"], **meta["params"])
         model.model_ = AutoModelForSequenceClassification.from_pretrained(model_dir).eval()
         model.tokenizer_ = AutoTokenizer.from_pretrained(model_dir)
         model.classes_ = list(meta["classes"])

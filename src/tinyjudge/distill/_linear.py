@@ -19,7 +19,7 @@ from scipy import sparse
 from tinyjudge.records import Item
 from tinyjudge.rubric import Rubric
 
-from ._base import RewardModel, class_balance, init_common
+from ._base import RewardModel, class_balance, init_common, model_rubric
 from ._charhash import CharNgramCounter, tally
 from ._text import item_views, opening
 
@@ -315,7 +315,7 @@ def load_text_head(cls: type[M], model_dir: Path, meta: dict[str, Any]) -> M:
     """Rebuild a model saved by :func:`save_text_head` (the linear and probe tiers)."""
     from safetensors.numpy import load_file
 
-    model = cls(Rubric.model_validate(meta["rubric"]), meta["name"], **meta["params"])
+    model = cls(model_rubric(model_dir, meta), meta["name"], **meta["params"])
     arrays = load_file(str(model_dir / "weights.safetensors"))
     vocab = json.loads((model_dir / "vocab.json").read_text())
     model.features_ = TextFeatures.from_state(vocab, arrays, view=model.view)
