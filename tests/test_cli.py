@@ -12,6 +12,7 @@ import yaml
 from support import is_slice, run_tinyjudge
 
 from tinyjudge.datasets.jsonl import count_lines, read_labels
+from tinyjudge.rubric import load_rubric, load_rubric_copy
 
 VERBS = ["import", "judge", "distill", "calibrate", "score", "audit", "estimate", "serve", "demo"]
 
@@ -104,6 +105,8 @@ def test_import_skip_bad_reports_and_continues(xstest_sample: Path, tmp_path: Pa
     assert "xstest: 499 items, 2495 labels" in proc.stdout
     assert count_lines(out / "items.jsonl") == 499
     assert count_lines(out / "labels.jsonl") == 2495
+    rubric = load_rubric("compliance")  # the labels' rubric, stored beside them
+    assert load_rubric_copy(out / f"rubric.{rubric.hash}.yaml") == rubric
 
 
 def test_import_xstest_writes_items_and_labels(data_dir, tmp_path: Path) -> None:

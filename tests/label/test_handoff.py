@@ -10,6 +10,7 @@ import pytest
 from support import run_tinyjudge
 
 from tinyjudge.datasets.jsonl import read_labels
+from tinyjudge.rubric import load_rubric, load_rubric_copy
 
 
 def _tinyjudge(*args: str, cwd) -> subprocess.CompletedProcess[str]:
@@ -23,6 +24,8 @@ def test_fifty_labels_feed_audit_and_calibrate_with_no_conversion(start_server, 
         if lab.source == "human:final" and lab.status == "ok"
     }
     server = start_server(xstest_data, "rev", "--budget", "50")
+    rubric = load_rubric("compliance")  # the label verb stores it beside the labels
+    assert load_rubric_copy(xstest_data.labels.parent / f"rubric.{rubric.hash}.yaml") == rubric
     with server.client() as c:
         # A careful reviewer who gives the published final label where there is one.
         while (item_id := c.get("/api/current").json()["item_id"]) is not None:
