@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+from typing import Any
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import TinyjudgeError, one_line
 
 __all__ = [
     "LOOPBACK_HOSTS",
@@ -20,6 +21,7 @@ __all__ = [
     "bearer_token",
     "token_matches",
     "check_exposure",
+    "describe_request_error",
 ]
 
 # A shorter token can be guessed over the network.
@@ -82,3 +84,23 @@ def check_exposure(
             f"--host {host} lets other machines reach {what}: pass --token (or set {env}), "
             f"e.g. from {_MAKE_ONE}, or --insecure-no-token to run open on purpose"
         )
+
+
+def describe_request_error(err: Any) -> str:
+    """One line for a request body that failed validation (a pydantic or FastAPI error).
+
+    Unlike FastAPI's own answer, it never echoes the input back: that may be
+    megabytes, or text (a lone surrogate) that no JSON response can carry.
+    """
+    parts = []
+    for e in err.errors()[:3]:
+        loc = ".".join(str(x) for x in e["loc"] if x != "body") or "body"
+        if e["type"] == "json_invalid":
+            parts.append(f"malformed JSON: {e.get('ctx', {}).get('error', e['msg'])}")
+        elif e["type"] == "missing":
+            parts.append(f'missing field "{loc}"')
+        elif e["type"] == "extra_forbidden":
+            parts.append(f'unknown field "{loc}"')
+        else:
+            parts.append(f'field "{loc}": {e["msg"]}')
+    return one_line("; ".join(parts))  # field names come from the client's JSON

@@ -16,14 +16,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from tinyjudge._http import (
     LOOPBACK_HOSTS,
     bearer_token,
     check_exposure,
+    describe_request_error,
     token_matches,
 )
+from tinyjudge.datasets.jsonl import lone_surrogate
 from tinyjudge.errors import TinyjudgeError
 
 from ._progress import verdicts
@@ -41,18 +43,25 @@ _CSP = (
 )
 
 
-class AnswerIn(BaseModel):
-    """The body of ``POST /api/answer``."""
-
-    item_id: str
-    label: str
-    note: str | None = Field(default=None, max_length=10_000)
-
-
 class SkipIn(BaseModel):
     """The body of ``POST /api/skip``."""
 
     item_id: str
+
+    @field_validator("*")
+    @classmethod
+    def _unicode_text(cls, value: Any) -> Any:
+        # A lone surrogate ("\ud800") can be neither stored in SQLite nor exported.
+        if problem := lone_surrogate(value):
+            raise ValueError(problem)
+        return value
+
+
+class AnswerIn(SkipIn):
+    """The body of ``POST /api/answer``."""
+
+    label: str
+    note: str | None = Field(default=None, max_length=10_000)
 
 
 def _templates():  # type: ignore[no-untyped-def]
@@ -76,6 +85,7 @@ def create_app(session: LabelSession, token: str | None = None, loopback: bool =
             ``Host`` headers are accepted.
     """
     from fastapi import FastAPI, Request
+    from fastapi.exceptions import RequestValidationError
     from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
     env = _templates()
@@ -124,6 +134,11 @@ def create_app(session: LabelSession, token: str | None = None, loopback: bool =
 
     def _fail(e: TinyjudgeError, status: int) -> JSONResponse:
         return JSONResponse({"error": str(e)}, status_code=status)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's own answer echoes the input, which a lone surrogate makes unsendable (500)
+        return JSONResponse({"error": describe_request_error(exc)}, status_code=422)
 
     @app.get("/", response_class=HTMLResponse)
     def page() -> HTMLResponse:

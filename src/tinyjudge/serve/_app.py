@@ -11,9 +11,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from tinyjudge._http import describe_request_error
 from tinyjudge._memory import trimming
 from tinyjudge.datasets.jsonl import lone_surrogate
-from tinyjudge.errors import TinyjudgeError, one_line
+from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label
 
 from ._batcher import MicroBatcher
@@ -81,21 +82,6 @@ class RewardRequest(BaseModel):
 PATHS = frozenset({"/score", "/get_reward", "/health", "/metrics"})
 
 
-def _describe(err: RequestValidationError | ValidationError) -> str:
-    parts = []
-    for e in err.errors()[:3]:
-        loc = ".".join(str(x) for x in e["loc"] if x != "body") or "body"
-        if e["type"] == "json_invalid":
-            parts.append(f"malformed JSON: {e.get('ctx', {}).get('error', e['msg'])}")
-        elif e["type"] == "missing":
-            parts.append(f'missing field "{loc}"')
-        elif e["type"] == "extra_forbidden":
-            parts.append(f'unknown field "{loc}"')
-        else:
-            parts.append(f'field "{loc}": {e["msg"]}')
-    return one_line("; ".join(parts))  # field names come from the client's JSON
-
-
 def create_app(
     model: Scorer,
     token: str | None = None,
@@ -155,7 +141,7 @@ def create_app(
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse({"detail": _describe(exc)}, status_code=422)
+        return JSONResponse({"detail": describe_request_error(exc)}, status_code=422)
 
     async def scored(items: list[Item]) -> list[Label] | JSONResponse:
         try:
@@ -192,7 +178,7 @@ def create_app(
                 for i, (q, p) in enumerate(zip(req.query, prompts, strict=True))
             ]
         except ValidationError as e:
-            return JSONResponse({"detail": _describe(e)}, status_code=422)
+            return JSONResponse({"detail": describe_request_error(e)}, status_code=422)
         labels = await scored(items)
         if isinstance(labels, JSONResponse):
             return labels
