@@ -177,3 +177,32 @@ def test_usage_errors_are_one_line(args: list[str], expect: str) -> None:
 def test_a_bare_group_still_shows_its_help() -> None:
     proc = run("import")
     assert proc.returncode == 2 and "Usage:" in proc.stdout + proc.stderr
+
+
+OVER_AN_INPUT = [
+    ("hints", ["hints", "{labels}", "--out", "{labels}"], "--out"),
+    ("audit-json", ["audit", "{labels}", "--reference", "human:final", "--json", "{labels}"],
+     "--json"),
+    ("audit-report-items", ["audit", "{labels}", "--reference", "human:final", "--items",
+     "{items}", "--report", "{items}"], "--report"),
+    ("estimate-json", ["estimate", "{labels}", "--cheap", "judge:gpt-4", "--human",
+     "human:final", "--json", "{labels}"], "--json"),
+    ("import-labels", ["import", "labels", "{labels}", "--rubric", "compliance", "--out",
+     "{labels}", "--item-field", "item_id", "--label-field", "label"], "--out"),
+    ("calibrate-source", ["calibrate", "{labels}", "--source", "judge:gpt-4", "--human",
+     "human:final", "--out", "{dir}"], "--out"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "option"), [o[1:] for o in OVER_AN_INPUT], ids=[o[0] for o in OVER_AN_INPUT]
+)
+def test_an_output_over_an_input_is_refused(xstest_sample: Path, tmp_path: Path, args, option):
+    """``hints L --out L`` replaced 2,500 labels with 0 hints; every verb refuses it now."""
+    assert run("import", "xstest", xstest_sample, "--out", tmp_path).returncode == 0
+    paths = {"labels": tmp_path / "labels.jsonl", "items": tmp_path / "items.jsonl"}
+    before = {p: p.read_bytes() for p in paths.values()}
+    args = [a.format(**paths, dir=tmp_path) for a in args]
+    line = _one_error_line(run(*args))
+    assert f"error: {option} " in line and "writing there would replace it" in line
+    assert {p: p.read_bytes() for p in paths.values()} == before

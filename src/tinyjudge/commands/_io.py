@@ -7,7 +7,7 @@ libraries; only this layer prints.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Label
 from tinyjudge.rubric import Rubric, list_rubrics, load_rubric, save_rubric_copy, stored_rubric
 
@@ -28,6 +29,7 @@ __all__ = [
     "labels_rubric",
     "read_label_files",
     "format_interval",
+    "refuse_writing_over_inputs",
 ]
 
 err = Console(stderr=True, highlight=False)
@@ -116,3 +118,27 @@ def read_label_files(paths: Sequence[Path]) -> list[Label]:
     from tinyjudge.datasets.jsonl import read_labels
 
     return [lab for path in paths for lab in read_labels(path)]
+
+
+def refuse_writing_over_inputs(
+    outputs: Iterable[tuple[Path | None, str]], inputs: Iterable[tuple[Path | None, str]]
+) -> None:
+    """Refuse an output path that names one of the command's inputs.
+
+    ``score X --out X`` (or ``hints L --out L``, ``audit L --json L``) would
+    replace the input with the output. Pairs are ``(path, what to call it)``;
+    a ``None`` path (an option not given) is left out.
+
+    Raises:
+        TinyjudgeError: naming the option and the input it would replace.
+    """
+    from tinyjudge._atomic import same_file
+
+    given = [(path, what) for path, what in inputs if path is not None]
+    for out_path, option in outputs:
+        for path, what in given if out_path is not None else ():
+            if same_file(path, out_path):
+                raise TinyjudgeError(
+                    f"{option} {out_path} is the {what}; writing there would replace it: "
+                    f"give another {option}"
+                )

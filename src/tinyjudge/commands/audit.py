@@ -9,7 +9,14 @@ from rich.table import Table
 
 from tinyjudge.errors import TinyjudgeError
 
-from ._io import format_interval, labels_rubric, out, read_label_files, resolve_rubric_filter
+from ._io import (
+    format_interval,
+    labels_rubric,
+    out,
+    read_label_files,
+    refuse_writing_over_inputs,
+    resolve_rubric_filter,
+)
 
 __all__ = ["command"]
 
@@ -41,6 +48,12 @@ def command(
 
     if report is None and json_out is None:
         raise TinyjudgeError("nothing to write: pass --report OUT.html and/or --json OUT.json")
+    refuse_writing_over_inputs(
+        [(report, "--report"), (json_out, "--json")],
+        [*((path, "labels file") for path in labels), (items, "--items file")],
+    )
+    if report is not None and json_out is not None:
+        refuse_writing_over_inputs([(json_out, "--json")], [(report, "--report file")])
     rubric_id, rub = resolve_rubric_filter(rubric)
     all_labels = read_label_files(labels)
     rub = rub or labels_rubric(all_labels, labels, rubric_id)

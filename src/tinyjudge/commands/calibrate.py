@@ -12,7 +12,7 @@ from rich.table import Table
 
 from tinyjudge.errors import TinyjudgeError
 
-from ._io import out, read_label_files
+from ._io import out, read_label_files, refuse_writing_over_inputs
 
 if TYPE_CHECKING:
     from tinyjudge.calibrate import Calibration, CrossFitResult
@@ -100,6 +100,9 @@ def command(
         if out_dir is None:
             raise TinyjudgeError("--source needs --out DIR for the calibrated labels")
         make_calibrator(method)
+        written = [(out_dir / name, "--out") for name in ("labels.jsonl", "metrics.json")]
+        given = [*((path, "labels file") for path in paths), (items, "--items file")]
+        refuse_writing_over_inputs(written, given)
         labels = read_label_files(paths)
         item_list = read_items(items) if items is not None else None
         done = calibrate_source(labels, source=source, human=human, items=item_list, **fit)

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from tinyjudge.errors import TinyjudgeError
 
-from ._io import labels_rubric, out, read_label_files, resolve_rubric
+from ._io import labels_rubric, out, read_label_files, refuse_writing_over_inputs, resolve_rubric
 
 if TYPE_CHECKING:
     from tinyjudge.estimate import RateEstimate, RateReport
@@ -85,6 +85,10 @@ def command(
 
     if method not in METHODS:
         raise TinyjudgeError(f"unknown method {method!r}; choose one of {list(METHODS)}")
+    refuse_writing_over_inputs(
+        [(json_out, "--json")],
+        [*((path, "labels file") for path in labels), (items, "--items file")],
+    )
     records = read_label_files(labels)
     report = estimate_rates(
         records,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ._io import err, out, resolve_rubric_filter
+from ._io import err, out, refuse_writing_over_inputs, resolve_rubric_filter
 
 __all__ = ["command"]
 
@@ -21,6 +21,7 @@ def command(
     """Export step-level hints as JSONL textual feedback for RL."""
     from tinyjudge.hints import export_hints
 
+    refuse_writing_over_inputs([(out_path, "--out")], [(labels, "labels file")])
     rubric_id, _ = resolve_rubric_filter(rubric)
     result = export_hints(labels, out_path, source=source, rubric=rubric_id, skip_bad=skip_bad)
     out.print(

@@ -8,7 +8,7 @@ import typer
 
 from tinyjudge.errors import TinyjudgeError
 
-from ._io import err, out, resolve_rubric, store_rubric
+from ._io import err, out, refuse_writing_over_inputs, resolve_rubric, store_rubric
 
 __all__ = ["command"]
 
@@ -34,6 +34,7 @@ def command(
 
     if aggregate not in ("majority", "dawid-skene"):
         raise TinyjudgeError(f"--aggregate {aggregate!r}: choose majority or dawid-skene")
+    refuse_writing_over_inputs([(out_path, "--out")], [(path, "sheet"), (items, "--items file")])
     rub = resolve_rubric(rubric)
     known = read_items(items) if items is not None else None
     fields = [f.strip() for f in label_field.split(",") if f.strip()]

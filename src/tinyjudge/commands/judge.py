@@ -14,7 +14,7 @@ from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item
 from tinyjudge.rubric import Rubric
 
-from ._io import err, out, resolve_rubric, store_rubric
+from ._io import err, out, refuse_writing_over_inputs, resolve_rubric, store_rubric
 
 __all__ = ["command"]
 
@@ -71,16 +71,13 @@ def command(
     An endpoint that fails item after item stops the run with one line and
     exit 1 (finished judgments stay in the cache).
     """
-    from tinyjudge._atomic import same_file
     from tinyjudge.datasets.jsonl import atomic_writer, read_items, write_jsonl
     from tinyjudge.judge import Judge, replay_server
 
-    for given, what in ((items, "ITEMS"), (replay, "--replay")):
-        if given is not None and same_file(given, out_path):
-            raise TinyjudgeError(
-                f"--out {out_path} is the {what} file; writing there would replace it: "
-                "give another --out"
-            )
+    refuse_writing_over_inputs(
+        [(out_path, "--out"), (summary, "--summary")],
+        [(items, "ITEMS file"), (replay, "--replay file")],
+    )
     item_list = read_items(items)
     if not item_list:
         raise TinyjudgeError(f"{items}: no items")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ._io import err, out
+from ._io import err, out, refuse_writing_over_inputs
 
 __all__ = ["command"]
 
@@ -29,16 +29,10 @@ def command(
     """Score items with a distilled reward model."""
     from rich.progress import Progress
 
-    from tinyjudge._atomic import same_file
     from tinyjudge.datasets.jsonl import count_lines
     from tinyjudge.distill import load_model, score_file
-    from tinyjudge.errors import TinyjudgeError
 
-    if same_file(items, out_path):
-        raise TinyjudgeError(
-            f"--out {out_path} is the items file; writing there would replace it: "
-            "give another --out"
-        )
+    refuse_writing_over_inputs([(out_path, "--out")], [(items, "items file")])
     if ray is not None:
         from tinyjudge.scale import score_file_on_ray
 
