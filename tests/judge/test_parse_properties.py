@@ -5,7 +5,8 @@ without verdict objects, logprobs of any shape, usage of any type) goes the way
 the runner takes it: ``_read_completion``, ``result_from_outputs``,
 ``make_label``. The only exception allowed is the client's ``_Malformed`` (a
 body without choices), which the runner turns into an unscored item; whatever
-parses is a valid Label whose label the rubric offers.
+parses is a valid Label whose label the rubric offers. A pairwise item gets a
+second body for its swapped order, as the runner asks both.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from strategies import FAST, JSON, record
 
 from tinyjudge.judge import ParseFailure, Verdict, parse_verdict
 from tinyjudge.judge._client import _Malformed, _read_completion
-from tinyjudge.judge._verdicts import make_label, result_from_outputs
+from tinyjudge.judge._verdicts import make_label, result_from_outputs, swap_result
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import load_rubric
 
@@ -32,7 +33,16 @@ ITEM = Item(
         {"role": "assistant", "name": "Coder", "content": "code"},
     ],
 )
-RUBRICS = {name: load_rubric(name) for name in ("compliance", "reward_hacking", "failure_step")}
+PAIR = Item(
+    id="p",
+    context=[{"role": "user", "content": "which?"}],
+    response_a=[{"role": "assistant", "content": "a"}],
+    response_b=[{"role": "assistant", "content": "b"}],
+)
+RUBRICS = {
+    name: load_rubric(name)
+    for name in ("compliance", "reward_hacking", "failure_step", "instruction_following")
+}
 
 
 def _labels(name: str) -> list[str]:
@@ -40,7 +50,7 @@ def _labels(name: str) -> list[str]:
 
 
 WORDS = st.sampled_from(
-    ["full_compliance", "full_refusal", "partial_refusal", "Planner", "Coder", "maybe", "tie"]
+    ["full_compliance", "full_refusal", "partial_refusal", "Planner", "Coder", "a", "b", "tie", "?"]
 )
 VERDICT = record(["label", "verdict", "agent", "rationale", "step", "hint", "text"], WORDS | JSON)
 REPLY = st.one_of(
@@ -90,19 +100,28 @@ def test_any_reply_is_a_verdict_of_the_rubric_or_a_failure(reply: str, name, n_s
         assert got.reason
 
 
-@FAST
-@given(body=BODY, name=st.sampled_from(sorted(RUBRICS)))
-def test_any_completion_body_makes_a_label(body, name: str) -> None:
-    rubric = RUBRICS[name]
+def _result(body, name: str, item: Item) -> dict:
+    """What the runner makes of one body: the parsed result, or the failure it records."""
     try:
         texts, lps, tokens_in, tokens_out = _read_completion(body)
     except _Malformed as e:
         assert str(e)
-        return
+        return {"status": "unscored", "reason": str(e), "raw": None, "usage": {}}
     assert tokens_in >= 0 and tokens_out >= 0
     usage = {"input_tokens": tokens_in, "output_tokens": tokens_out}
-    result = result_from_outputs(texts, lps, _labels(name), rubric, len(ITEM.messages), usage)
-    label = make_label(ITEM, rubric, "judge:m", {"ab": result}, cached=False)
+    n_steps = len(item.messages or [])
+    return result_from_outputs(texts, lps, _labels(name), RUBRICS[name], n_steps, usage)
+
+
+@FAST
+@given(body=BODY, other=BODY, name=st.sampled_from(sorted(RUBRICS)))
+def test_any_completion_body_makes_a_label(body, other, name: str) -> None:
+    rubric = RUBRICS[name]
+    item = PAIR if rubric.type == "pairwise" else ITEM
+    results = {"ab": _result(body, name, item)}
+    if item.is_pairwise:
+        results["ba"] = swap_result(_result(other, name, item))  # as the runner does
+    label = make_label(item, rubric, "judge:m", results, cached=False)
     Label.model_validate_json(label.model_dump_json())
     if label.status == "ok":
         assert label.label in _labels(name)
