@@ -163,6 +163,22 @@ def test_bad_yaml_names_the_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("body", "match"),
+    [
+        (b'id: x\ntitle: "caf\xe9"\n', r"r\.yaml: not UTF-8 text \(byte 18\)"),
+        (b"a: " + b"[" * 100_000, r"r\.yaml: not valid YAML \(nested too deep\)"),
+    ],
+    ids=["latin-1", "nested-100000-deep"],
+)
+def test_an_unreadable_rubric_file_is_one_line(tmp_path: Path, body: bytes, match: str) -> None:
+    path = tmp_path / "r.yaml"
+    path.write_bytes(body)
+    with pytest.raises(TinyjudgeError, match=match) as info:
+        load_rubric(path)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
     ("text", "match"),
     [("- a\n- b\n", "must be a YAML mapping"), ("", "must be a YAML mapping")],
     ids=["list", "empty"],
