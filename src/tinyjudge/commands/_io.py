@@ -123,22 +123,28 @@ def read_label_files(paths: Sequence[Path]) -> list[Label]:
 def refuse_writing_over_inputs(
     outputs: Iterable[tuple[Path | None, str]], inputs: Iterable[tuple[Path | None, str]]
 ) -> None:
-    """Refuse an output path that names one of the command's inputs.
+    """Refuse an output path that names one of the command's inputs, or another output.
 
     ``score X --out X`` (or ``hints L --out L``, ``audit L --json L``) would
     replace the input with the output. Pairs are ``(path, what to call it)``;
     a ``None`` path (an option not given) is left out.
 
     Raises:
-        TinyjudgeError: naming the option and the input it would replace.
+        TinyjudgeError: naming the option and the input (or output) it would replace.
     """
     from tinyjudge._atomic import same_file
 
     given = [(path, what) for path, what in inputs if path is not None]
-    for out_path, option in outputs:
-        for path, what in given if out_path is not None else ():
+    written = [(path, option) for path, option in outputs if path is not None]
+    for n, (out_path, option) in enumerate(written):
+        for path, what in given:
             if same_file(path, out_path):
                 raise TinyjudgeError(
                     f"{option} {out_path} is the {what}; writing there would replace it: "
                     f"give another {option}"
+                )
+        for path, other in written[:n]:
+            if same_file(path, out_path):
+                raise TinyjudgeError(
+                    f"{option} {out_path} is also the {other} path; give each its own file"
                 )

@@ -52,8 +52,6 @@ def command(
         [(report, "--report"), (json_out, "--json")],
         [*((path, "labels file") for path in labels), (items, "--items file")],
     )
-    if report is not None and json_out is not None:
-        refuse_writing_over_inputs([(json_out, "--json")], [(report, "--report file")])
     rubric_id, rub = resolve_rubric_filter(rubric)
     all_labels = read_label_files(labels)
     rub = rub or labels_rubric(all_labels, labels, rubric_id)
