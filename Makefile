@@ -42,6 +42,7 @@ browser:
 
 test: $(VENV)/.installed-dev browser
 	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy src
 	$(BIN)/python -m pytest -q
 
 typecheck: $(VENV)/.installed-dev

@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from rich.console import Console
 from rich.table import Table
@@ -36,6 +36,12 @@ SPLITS = (("train", 0.5), ("calibration", 0.2), ("evaluation", 0.3))
 # Per-class scale and bias: the judge almost never says partial_refusal while people
 # do, a prior shift that one temperature cannot fix (it only flattens everything).
 CALIBRATION = "vector"
+
+
+class _TierParams(TypedDict, total=False):
+    """The tier's own options passed through ``distill`` (the probe's embedding cache)."""
+
+    cache_dir: str
 
 
 def bundled_sample() -> Path:
@@ -164,7 +170,7 @@ def run_demo(
     _quiet_transformers()
     with _stage(console, f"3. distill the judge into a reward model ({tier} tier)", timings):
         train = [it for it in items if split[it.id] == "train"]
-        params = {"cache_dir": str(out_dir / "embeddings")} if tier == "probe" else {}
+        params: _TierParams = {"cache_dir": str(out_dir / "embeddings")} if tier == "probe" else {}
         result = distill(
             train,
             judged.labels,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 import typer
 from rich.console import Console
@@ -18,6 +18,17 @@ if TYPE_CHECKING:
     from tinyjudge.calibrate import Calibration, CrossFitResult
 
 __all__ = ["command", "calibration_table", "show_model_calibration"]
+
+
+class _FitOptions(TypedDict):
+    """The fitting options ``calibrate_model`` and ``calibrate_source`` share."""
+
+    method: str
+    group_by: str | None
+    n_splits: int
+    n_boot: int
+    seed: int
+    if_worse: str
 
 
 def calibration_table(cf: CrossFitResult, title: str) -> Table:
@@ -94,8 +105,14 @@ def command(
     )
     from tinyjudge.datasets.jsonl import read_items
 
-    fit = {"method": method, "group_by": group_by, "n_splits": n_splits, "n_boot": n_boot}
-    fit |= {"seed": seed, "if_worse": if_worse}
+    fit: _FitOptions = {
+        "method": method,
+        "group_by": group_by,
+        "n_splits": n_splits,
+        "n_boot": n_boot,
+        "seed": seed,
+        "if_worse": if_worse,
+    }
     if source is not None:
         if out_dir is None:
             raise TinyjudgeError("--source needs --out DIR for the calibrated labels")

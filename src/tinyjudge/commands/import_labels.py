@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from tinyjudge.errors import TinyjudgeError
 
 from ._io import err, out, refuse_writing_over_inputs, resolve_rubric, store_rubric
+
+if TYPE_CHECKING:
+    from tinyjudge.datasets.importers.label_sheet import Method
 
 __all__ = ["command"]
 
@@ -32,7 +36,11 @@ def command(
     from tinyjudge.datasets.importers import import_labels
     from tinyjudge.datasets.jsonl import read_items, write_jsonl
 
-    if aggregate not in ("majority", "dawid-skene"):
+    if aggregate == "majority":
+        method: Method = "majority"
+    elif aggregate == "dawid-skene":
+        method = "dawid-skene"
+    else:
         raise TinyjudgeError(f"--aggregate {aggregate!r}: choose majority or dawid-skene")
     refuse_writing_over_inputs([(out_path, "--out")], [(path, "sheet"), (items, "--items file")])
     rub = resolve_rubric(rubric)
@@ -45,8 +53,8 @@ def command(
         fields,
         rater_field,
         known,
-        aggregate,
-        skip_bad,  # type: ignore[arg-type]
+        method,
+        skip_bad,
     )
     if not got.labels:
         raise TinyjudgeError(

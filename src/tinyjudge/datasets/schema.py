@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label
 
 __all__ = ["SCHEMAS", "record_schema"]
 
-SCHEMAS = {"items": Item, "labels": Label}
+SCHEMAS: dict[str, type[BaseModel]] = {"items": Item, "labels": Label}
 
 
 def record_schema(kind: str) -> dict[str, Any]:

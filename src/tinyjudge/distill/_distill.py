@@ -130,7 +130,10 @@ def _distill_with_people(
         truth = {
             lab.item_id: lab.label
             for lab in labels
-            if lab.source == src and lab.status == "ok" and lab.item_id in pred
+            if lab.source == src
+            and lab.status == "ok"
+            and lab.label is not None
+            and lab.item_id in pred
         }
         ids = list(truth)
         if len({truth[i] for i in ids} | {pred[i] for i in ids}) > 1:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,7 @@ def parse_params(pairs: list[str]) -> dict[str, Any]:
     return params
 
 
-def check_model_dir(model_dir: str | Path, calibrated: bool = True) -> dict[str, Any]:
+def check_model_dir(model_dir: str | os.PathLike[str], calibrated: bool = True) -> dict[str, Any]:
     """Check a saved model directory without loading its weights; return its metadata.
 
     Checks what :func:`load_model` checks before it builds the model: the format

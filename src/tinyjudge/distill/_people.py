@@ -93,6 +93,12 @@ def _has_class(label: Label) -> bool:
     return label.status == "ok" and bool(label.label)
 
 
+def _class_of(label: Label) -> str:
+    """The class of a label that :func:`_has_class` kept."""
+    assert label.label is not None
+    return label.label
+
+
 def _offered(got: dict[str, Label], source: str, names: Sequence[str]) -> dict[str, Label]:
     bad = next((lab for lab in got.values() if lab.label not in names), None)
     if bad is not None:
@@ -186,7 +192,9 @@ def people_targets(
         raise TinyjudgeError(f"none of the items has a {human!r} label; check --human")
     J = np.zeros((len(kept), k))
     J[has_judge] = targets([judge_of[it.id] for it in kept if it.id in judge_of], names)
-    person = np.array([index[people_of[it.id].label] if it.id in people_of else -1 for it in kept])
+    person = np.array(
+        [index[_class_of(people_of[it.id])] if it.id in people_of else -1 for it in kept]
+    )
     both = is_human & has_judge
     if not both.any():
         raise TinyjudgeError(f"no item has both a {source!r} and a {human!r} label")
@@ -230,7 +238,7 @@ def _dawid_skene(
         of = _scored(labels, rater, names)
         for i, it in enumerate(kept):
             if it.id in of:
-                votes[i, r, index[of[it.id].label]] = 1.0
+                votes[i, r, index[_class_of(of[it.id])]] = 1.0
     return dawid_skene(votes).probs
 
 

@@ -98,7 +98,7 @@ def item_views(item: Item, view: str = "window") -> list[View]:
     if view != "window":
         ctx = [m for m in ctx if m.role == "user"][:1] or ctx
     context = render_messages(ctx)
-    keep = "end" if view == "window" else "start"
+    keep: Literal["end", "start"] = "end" if view == "window" else "start"
     return [
         View(context, render_messages(item.response_a or []), keep),
         View(context, render_messages(item.response_b or []), keep),

@@ -48,7 +48,8 @@ def _rollout(
 ) -> tuple[Rollout, Rollout | None]:
     info = extra_info or {}
     prompt = info.get("messages", info.get("prompt", info.get("question")))
-    if hasattr(prompt, "tolist"):  # verl keeps non-tensor columns as numpy arrays
+    # verl keeps non-tensor columns as numpy arrays
+    if prompt is not None and hasattr(prompt, "tolist"):
         prompt = prompt.tolist()
     if isinstance(prompt, list):
         return [*prompt, {"role": "assistant", "content": solution_str}], None

@@ -161,6 +161,7 @@ def open_session(
             latest[(lab.source, lab.item_id)] = lab
     machine = list(latest.values())
     ids = list(by_id)
+    source: str | None  # the machine source that orders the items (teach always has one)
     if select == "teach":
         source, judge, values = teach_values(machine, rub, ids, cheap)
         selector = Selector(ids, "teach", teach=values)

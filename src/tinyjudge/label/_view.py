@@ -22,7 +22,7 @@ _FOLD_CHARS = 1500
 @dataclass
 class ToolCallView:
     name: str
-    call_id: str
+    call_id: str | None
     arguments: str
 
 

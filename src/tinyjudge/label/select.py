@@ -210,8 +210,9 @@ class Selector:
             first = next(i for i in order if self.item_ids[i] not in done)
             return self.item_ids[int(first)], "random"
         if self.mode == "teach":
-            assert self.teach is not None
-            best = max(todo, key=lambda i: (self.teach[i], -i))  # ties: file order
+            teach = self.teach
+            assert teach is not None
+            best = max(todo, key=lambda i: (teach[i], -i))  # ties: file order
             return self.item_ids[best], "teach"
         from tinyjudge.estimate import select_for_labelling
 

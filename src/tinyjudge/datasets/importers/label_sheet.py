@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from tinyjudge.errors import DataError, TinyjudgeError
 from tinyjudge.records import Item, Label
@@ -26,6 +26,15 @@ __all__ = ["LabelImport", "import_labels", "label_text", "match_label", "final_l
 
 Method = Literal["majority", "dawid-skene"]
 FINAL = "human:final"
+
+
+class _FinalFields(TypedDict):
+    """The fields every ``human:final`` label of one item shares."""
+
+    item_id: str
+    rubric: str
+    rubric_hash: str
+    source: str
 
 
 @dataclass
@@ -209,7 +218,7 @@ def final_labels(labels: list[Label], rubric: Rubric, method: Method = "majority
         dist = {name: float(p) for name, p in zip(names, probs, strict=True)}
         top = [n for n, p in dist.items() if p >= max(dist.values()) - 1e-9]
         n_raters = int(counts.sum())
-        base = {
+        base: _FinalFields = {
             "item_id": item_id,
             "rubric": rubric.id,
             "rubric_hash": rubric.hash,

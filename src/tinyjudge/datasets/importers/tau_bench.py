@@ -19,13 +19,13 @@ The reward is a rule's verdict on task success, imported as source
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
 
 from tinyjudge.datasets.jsonl import describe_validation_error
 from tinyjudge.errors import DataError
-from tinyjudge.records import Item, Label, Message, ToolCall, ToolFunction
+from tinyjudge.records import Item, Label, Message, Role, ToolCall, ToolFunction
 
 from ._common import Imported
 from ._json import load_json
@@ -50,7 +50,7 @@ def tool_error_steps(messages: list[Message]) -> list[int]:
     ]
 
 
-def _message(where: str, i: int, raw: Any, open_calls: dict[str, str]) -> Message:
+def _message(where: str, i: int, raw: Any, open_calls: dict[str | None, str]) -> Message:
     if not isinstance(raw, dict):
         raise DataError(where, None, f"traj[{i}] is not a message object")
     role = raw.get("role")
@@ -92,7 +92,7 @@ def _message(where: str, i: int, raw: Any, open_calls: dict[str, str]) -> Messag
             # ``name`` is the speaking agent's name in tinyjudge; the tool's name is
             # already in the call this result answers, so it is not repeated here.
             return Message(role="tool", content=raw.get("content"), tool_call_id=call_id)
-        return Message(role=role, content=raw.get("content"))
+        return Message(role=cast(Role, role), content=raw.get("content"))  # checked above
     except (KeyError, TypeError) as e:
         raise DataError(where, None, f"traj[{i}] has a malformed tool call ({e!r})") from None
     except ValidationError as e:
@@ -173,7 +173,7 @@ def _run(
         raise DataError(where, None, f'"traj" is {kind}, not a list of messages')
     if not traj:
         raise DataError(where, None, "empty trajectory; nothing to judge")
-    open_calls: dict[str, str] = {}
+    open_calls: dict[str | None, str] = {}
     messages = [_message(where, i, m, open_calls) for i, m in enumerate(traj)]
     info = run.get("info") or {}
     task = info.get("task") or {} if isinstance(info, dict) else None
