@@ -1,4 +1,4 @@
-"""Shared fixtures: paths to the repository's and the shared real data, the command line."""
+"""Shared fixtures: the repository, the public sets (shared or bundled slices), the command line."""
 
 from __future__ import annotations
 
@@ -21,14 +21,6 @@ def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def repo() -> Path:
     return REPO
-
-
-@pytest.fixture
-def shared_data() -> Path:
-    """``../shared/data``; tests that need it skip (saying why) when it is absent."""
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"real data not present at {SHARED_DATA}")
-    return SHARED_DATA
 
 
 @pytest.fixture

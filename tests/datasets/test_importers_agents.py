@@ -1,4 +1,4 @@
-"""The agent-trajectory importers (SYCON, Who&When, tau-bench) on the real shared data.
+"""The agent-trajectory importers (SYCON, Who&When, tau-bench) on the real data (shared or sliced).
 
 Every count is taken from the source files here, independently of the importer,
 and compared after a round trip through items.jsonl / labels.jsonl.

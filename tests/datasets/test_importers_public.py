@@ -1,8 +1,9 @@
-"""The public-set importers (IN3, LLMBar, PandaLM) on the real shared data and on bad copies.
+"""The public-set importers (IN3, LLMBar, PandaLM) on the real data (the shared sets, else the
+bundled slices in tests/fixtures/data) and on bad copies.
 
 Expected counts are computed here from the raw files with ``json``, independently
-of the importers. LLMBar's and PandaLM's own published accuracies are reproduced
-from the imported labels.
+of the importers. LLMBar's and PandaLM's own published figures, which are of the whole
+sets, are reproduced from the imported labels where the whole sets are present.
 """
 
 from __future__ import annotations
