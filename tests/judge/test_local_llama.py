@@ -124,7 +124,10 @@ def test_judge_local_labels_xstest_items_end_to_end(gguf: Path, tmp_path: Path) 
 
 _PARENT = textwrap.dedent(
     """
-    import sys, time
+    import signal, sys, time
+    # Ctrl-C as in a terminal: a runner (or an earlier test's library) may have left
+    # SIGINT ignored in pytest's process, and children inherit an ignored signal.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from tinyjudge.judge.local import LlamaServer
     server = LlamaServer(sys.argv[1], n_ctx=256, threads=1)
     with server:
