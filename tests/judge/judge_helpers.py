@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import sys
 
+import pytest
+
+from tinyjudge.cli import main
 from tinyjudge.records import Item, Message
 
 LABELS = ["full_compliance", "full_refusal", "partial_refusal"]
@@ -30,3 +34,12 @@ def pair(i: int) -> Item:
         response_a=[Message(role="assistant", content=f"first answer {i}")],
         response_b=[Message(role="assistant", content=f"second answer {i}")],
     )
+
+
+def run_cli(monkeypatch, capsys, *args: object) -> tuple[int, str, str]:
+    """``tinyjudge ARGS...`` in this process: (exit code, stdout, stderr)."""
+    monkeypatch.setattr(sys, "argv", ["tinyjudge", *map(str, args)])
+    with pytest.raises(SystemExit) as e:
+        main()
+    out, err = capsys.readouterr()
+    return int(e.value.code or 0), out, err

@@ -3,24 +3,14 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
-from judge_helpers import single, verdict
+from judge_helpers import run_cli, single, verdict
 
-from tinyjudge.cli import main
 from tinyjudge.datasets.jsonl import read_labels, write_jsonl
 from tinyjudge.judge import Reply
 from tinyjudge.rubric import load_rubric, load_rubric_copy
-
-
-def run_cli(monkeypatch, capsys, *args: object) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["tinyjudge", *map(str, args)])
-    with pytest.raises(SystemExit) as e:
-        main()
-    out, err = capsys.readouterr()
-    return int(e.value.code or 0), out, err
 
 
 @pytest.fixture

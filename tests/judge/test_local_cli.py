@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-from judge_helpers import single, verdict
+from judge_helpers import run_cli, single, verdict
 
-from tinyjudge.cli import main
 from tinyjudge.datasets.jsonl import write_jsonl
 from tinyjudge.judge import Reply
 from tinyjudge.judge.local import _model
-
-
-def run_cli(monkeypatch, capsys, *args: object) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["tinyjudge", *map(str, args)])
-    with pytest.raises(SystemExit) as e:
-        main()
-    out, err = capsys.readouterr()
-    return int(e.value.code or 0), out, err
 
 
 @pytest.fixture
