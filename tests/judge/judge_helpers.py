@@ -43,3 +43,12 @@ def run_cli(monkeypatch, capsys, *args: object) -> tuple[int, str, str]:
         main()
     out, err = capsys.readouterr()
     return int(e.value.code or 0), out, err
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie counts as gone; Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

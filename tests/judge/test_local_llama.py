@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from judge_helpers import alive
 
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.datasets.jsonl import read_labels, write_jsonl
@@ -52,18 +53,10 @@ def gguf() -> Path:
         pytest.skip(f"the model chunks are not installed: {INSTALL_HINT}")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def _gone(pid: int, wait: float = 20.0) -> bool:
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
-        if not _alive(pid):
+        if not alive(pid):
             return True
         time.sleep(0.1)
     return False
@@ -78,7 +71,7 @@ def _servers_named(alias: str) -> list[int]:
                 cmdline = (proc / "cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if alias.encode() in cmdline and _alive(int(proc.name)):
+            if alias.encode() in cmdline and alive(int(proc.name)):
                 found.append(int(proc.name))
     return found
 
@@ -150,7 +143,7 @@ def test_the_server_stops_when_its_parent_is_interrupted_or_killed(gguf: Path, s
     try:
         assert parent.stdout is not None
         pid = int(parent.stdout.readline())  # printed once the server answers
-        assert _alive(pid)
+        assert alive(pid)
         parent.send_signal(sig)
         parent.wait(60)
         assert _gone(pid)

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from judge_helpers import alive
 
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.judge.local import _model
@@ -101,14 +102,6 @@ _PARENT = textwrap.dedent(
 )
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
 def test_a_guarded_child_dies_with_its_killed_parent() -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
@@ -118,13 +111,13 @@ def test_a_guarded_child_dies_with_its_killed_parent() -> None:
     try:
         assert parent.stdout is not None
         child = int(parent.stdout.readline())
-        assert _alive(child)
+        assert alive(child)
         parent.send_signal(signal.SIGKILL)  # no cleanup code can run in the parent
         parent.wait(30)
         for _ in range(200):
-            if not _alive(child):
+            if not alive(child):
                 break
             time.sleep(0.05)
-        assert not _alive(child)
+        assert not alive(child)
     finally:
         parent.kill()

@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-from judge_helpers import pair, single
+from judge_helpers import pair, run_cli, single
 
-from tinyjudge.cli import main
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.datasets.jsonl import read_labels, write_jsonl
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.judge import Judge, replay_server
 from tinyjudge.records import Label
-
-
-def _run_cli(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["tinyjudge", *map(str, args)])
-    with pytest.raises(SystemExit) as e:
-        main()
-    out, err = capsys.readouterr()
-    return int(e.value.code or 0), out, err
 
 
 def test_cli_replays_xstest_gpt4_labels(
@@ -33,7 +23,7 @@ def test_cli_replays_xstest_gpt4_labels(
     write_jsonl(items, imported.items[:80])
     write_jsonl(labels, imported.labels)
     out = tmp_path / "judge.jsonl"
-    rc, stdout, _ = _run_cli(
+    rc, stdout, _ = run_cli(
         monkeypatch, capsys, "judge", items, "--rubric", "compliance", "--replay", labels,
         "--replay-source", "judge:gpt-4", "--out", out, "--concurrency", "8", "--no-progress",
     )  # fmt: skip
@@ -43,7 +33,7 @@ def test_cli_replays_xstest_gpt4_labels(
     assert {lab.source for lab in got} == {"judge:replay-gpt-4"}
     assert [lab.label for lab in got] == [recorded[it.id] for it in imported.items[:80]]
     # Run again: everything from the cache.
-    rc, stdout, _ = _run_cli(
+    rc, stdout, _ = run_cli(
         monkeypatch, capsys, "judge", items, "--rubric", "compliance", "--replay", labels,
         "--out", out, "--no-progress",
     )  # fmt: skip
