@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from tinyjudge.datasets.importers import run_import
-from tinyjudge.distill import bf16_fast, load_model, make_model, training_set
+from tinyjudge.distill import bf16_fast, bf16_speedup, load_model, make_model, training_set
 from tinyjudge.records import Item, Message
 
 RESULTS = Path(__file__).parent / "results" / "distill_speed.json"
@@ -179,7 +179,9 @@ def main() -> None:
                 "n_timed": len(items),
                 "runtimes": runtimes,
                 "default": "torch_bf16_autocast" if bf16_fast() else "torch_fp32",
-                "cpu_has_bf16_units": bf16_fast(),
+                "cpu_has_bf16_units": bf16_speedup() > 0,
+                "bf16_matmul_speedup_1024": bf16_speedup(),
+                "bf16_is_default": bf16_fast(),
                 "size_on_disk_mib": {
                     "safetensors_fp32": (d / "model.safetensors").stat().st_size / 2**20,
                     "onnx_fp32": (d / "model.onnx").stat().st_size / 2**20,

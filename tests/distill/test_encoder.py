@@ -278,3 +278,15 @@ def test_predict_proba_from_many_threads_matches_serial(fitted: EncoderRM, small
         threaded = list(pool.map(model.predict_proba, chunks))
     for a, b in zip(serial, threaded, strict=True):
         np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+def test_bf16_is_chosen_by_its_measured_speed_not_by_the_cpu_flags() -> None:
+    import torch
+
+    from tinyjudge.distill._embed import BF16_MIN_SPEEDUP, bf16_speedup
+
+    has_units = torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+    ratio = bf16_speedup()
+    assert (ratio > 0) == has_units  # measured only where the instructions exist
+    assert bf16_fast() == (ratio >= BF16_MIN_SPEEDUP)
+    assert bf16_speedup() == ratio  # measured once per process

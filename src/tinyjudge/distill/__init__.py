@@ -15,7 +15,7 @@ from typing import Any
 from ._base import RewardModel
 from ._data import TrainingSet, data_hash, group_keys, grouped_split, training_set
 from ._distill import DistillResult, agreement, distill, score_file
-from ._embed import EmbeddingCache, FrozenEncoder, bf16_fast, resolve_encoder
+from ._embed import EmbeddingCache, FrozenEncoder, bf16_fast, bf16_speedup, resolve_encoder
 from ._encoder import EncoderRM, bradley_terry, soft_ce
 from ._linear import LinearRM
 from ._load import TIERS, check_model_dir, load_model, make_model, parse_params
@@ -40,6 +40,7 @@ __all__ = [
     "EmbeddingCache",
     "resolve_encoder",
     "bf16_fast",
+    "bf16_speedup",
     "TIERS",
     "make_model",
     "parse_params",
