@@ -290,3 +290,15 @@ def test_bf16_is_chosen_by_its_measured_speed_not_by_the_cpu_flags() -> None:
     assert (ratio > 0) == has_units  # measured only where the instructions exist
     assert bf16_fast() == (ratio >= BF16_MIN_SPEEDUP)
     assert bf16_speedup() == ratio  # measured once per process
+
+
+def test_measuring_bf16_leaves_the_seeded_random_state_alone() -> None:
+    import torch
+
+    from tinyjudge.distill._embed import bf16_speedup
+
+    torch.manual_seed(3)
+    before = torch.get_rng_state()
+    bf16_speedup.cache_clear()
+    bf16_speedup()
+    assert torch.equal(torch.get_rng_state(), before)
