@@ -3,7 +3,7 @@
 The dozen names a notebook needs, one per step of the loop::
 
     items = read_items("items.jsonl")                 # or run_import("xstest", folder)
-    labels = Judge("compliance", model="gpt-4o").run(items)
+    labels = Judge("compliance", model="gpt-4o").run(items).labels
     model = distill(items, labels, "judge:gpt-4o", "compliance").model
     report = build_report(labels + human_labels, items, reference="human:final")
     rates = estimate_rates(labels + human_labels, items, cheap="judge:gpt-4o",

@@ -258,8 +258,10 @@ def test_an_edited_rubric_copy_is_one_line(two_models, tmp_path: Path) -> None:
     with pytest.raises(TinyjudgeError, match=rf"{copy.name}: SHA-256 differs"):
         load_model(d)
     _rewrite_meta(d, lambda m: m["files"].update({copy.name: file_sha256(copy)}))
-    with pytest.raises(TinyjudgeError, match=rf"{copy.name}: the rubric's hash is [0-9a-f]{{16}}"):
+    edited = rf"{copy.name}: the rubric's hash is [0-9a-f]{{16}}"
+    with pytest.raises(TinyjudgeError, match=edited) as e:
         load_model(d)
+    assert "malformed" not in str(e.value)  # its own line, not wrapped as a bad tinyjudge.json
 
 
 def test_a_model_saved_before_rubric_copies_still_loads(two_models, tmp_path: Path) -> None:

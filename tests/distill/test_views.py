@@ -218,3 +218,18 @@ def test_serve_honours_the_view(worst_linear: LinearRM, sycon_set: TrainingSet) 
     for g, e in zip(r.json()["labels"], expected, strict=True):
         assert g["label"] == e.label
         assert g["probs"] == pytest.approx(e.probs, abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"max_length": 64.5}, r"max_length=64\.5 .* expected a whole number"),
+        ({"lr": "fast"}, r"lr='fast' .* expected a number"),
+    ],
+    ids=["fraction-for-a-count", "text-for-a-rate"],
+)
+def test_tier_options_of_the_wrong_kind_are_one_line(params: dict, message: str) -> None:
+    with pytest.raises(TinyjudgeError, match=message):
+        make_model("encoder", load_rubric("pushback_under_pressure"), **params)
+    with pytest.raises(TinyjudgeError, match=message):  # the rubric's defaults are checked too
+        make_model("encoder", _rubric("window", encoder=params))

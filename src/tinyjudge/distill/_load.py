@@ -51,16 +51,17 @@ def make_model(tier: str, rubric: Rubric | str, **params: Any) -> RewardModel:
                 + f"; options: {allowed}"
             )
     signature = inspect.signature(cls).parameters
-    for key, value in params.items():
+    for key, value in {**defaults, **params}.items():
         default = signature[key].default
         if isinstance(default, bool) or default is None or default is inspect.Parameter.empty:
             continue
+        whole = isinstance(default, int)
         if isinstance(default, (int, float)) and (
-            isinstance(value, bool) or not isinstance(value, (int, float))
+            isinstance(value, bool) or not isinstance(value, int if whole else (int, float))
         ):
             raise TinyjudgeError(
-                f"option {key}={value!r} for the {tier} tier: expected a number "
-                f"(the default is {default!r})"
+                f"option {key}={value!r} for the {tier} tier: expected "
+                f"{'a whole number' if whole else 'a number'} (the default is {default!r})"
             )
     return cls(rubric, **{**defaults, **params})
 
@@ -169,6 +170,8 @@ def load_model(model_dir: str | Path, calibrated: bool = True) -> RewardModel:
     meta = check_model_dir(d, calibrated=False)
     try:
         model = TIERS[meta["tier"]]._load(d, meta)
+    except TinyjudgeError:
+        raise  # already one line (an edited rubric copy, a rubric that is not the recorded one)
     except (ValidationError, KeyError, TypeError, ValueError, AttributeError) as e:
         # Hashed, so not a slip of the hand: a file written by other code than ours.
         problem = describe_validation_error(e) if isinstance(e, ValidationError) else repr(e)

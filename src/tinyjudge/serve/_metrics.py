@@ -79,7 +79,8 @@ class Metrics:
             )
             gone = sum(n for (_, s), n in self.requests.items() if s == CLIENT_CLOSED)
             lines += [
-                "# HELP tinyjudge_errors_total HTTP requests answered with a 4xx or 5xx code.",
+                "# HELP tinyjudge_errors_total HTTP requests answered with a 4xx or 5xx code "
+                "(not 499, client gone: tinyjudge_client_disconnects_total).",
                 "# TYPE tinyjudge_errors_total counter",
                 f"tinyjudge_errors_total {errors}",
                 "# HELP tinyjudge_client_disconnects_total Requests whose client left first.",
