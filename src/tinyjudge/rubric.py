@@ -9,13 +9,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from tinyjudge._atomic import atomic_writer
 from tinyjudge.errors import TinyjudgeError
 
 if TYPE_CHECKING:
@@ -324,17 +324,8 @@ def save_rubric_copy(rubric: Rubric, folder: str | os.PathLike[str]) -> Path:
     text = yaml.safe_dump(rubric.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
     if path.is_file() and path.read_bytes() == text.encode("utf-8"):
         return path
-    # A temporary name of its own, so two runs storing one rubric at once cannot collide.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_writer(path) as fh:  # a temporary name of its own: concurrent runs cannot collide
+        fh.write(text)
     return path
 
 

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from tinyjudge.errors import DataError, TinyjudgeError
+from tinyjudge._atomic import atomic_writer
+from tinyjudge.errors import DataError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
 
@@ -168,45 +167,6 @@ def _dump(record: BaseModel | dict) -> str:
     if isinstance(record, BaseModel):
         return record.model_dump_json(exclude_none=True)
     return json.dumps(record, ensure_ascii=False)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-# Read once at import: os.umask can only be read by setting it.
-_UMASK = _umask()
-
-
-@contextmanager
-def atomic_writer(path: str | os.PathLike[str]) -> Iterator[IO[str]]:
-    """Open a text file that appears at ``path`` only when the block succeeds.
-
-    The file gets the permissions an ordinary ``open(path, "w")`` would give it
-    (those of the file it replaces, else 0o666 less the umask), not the
-    owner-only ones of the temporary file it is written as.
-    """
-    p = Path(path)
-    if p.is_dir():
-        raise TinyjudgeError(f"{p} is a folder; give the path of a file to write")
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-    try:
-        try:
-            mode = p.stat().st_mode & 0o7777
-        except FileNotFoundError:
-            mode = 0o666 & ~_UMASK
-        os.chmod(tmp, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write_jsonl(path: str | os.PathLike[str], records: Iterable[BaseModel | dict]) -> int:
