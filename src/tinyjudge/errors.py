@@ -3,11 +3,33 @@
 A :class:`TinyjudgeError` is a user's mistake or bad input: the CLI prints its
 message as one line and exits with its ``exit_code`` (2; 1 for an endpoint that
 stopped working), with no traceback.
+
+A caller catches a kind of failure by its class::
+
+    TinyjudgeError (ValueError)
+    ├── DataError        a bad record or data file (``path:line``)
+    ├── RubricError      a rubric that cannot be loaded or is not valid
+    ├── ModelDirError    a model directory that is missing, edited, or of another format
+    ├── EndpointError    the judge's endpoint failed (exit 1: not the user's input)
+    ├── StorageError     a store or output that cannot be written (full disk, locked, read-only)
+    └── UsageError       a parameter value or combination that is not allowed
+
+Messages from the library name Python parameters (``group_by``), never CLI flags:
+``commands/`` alone speaks in flags.
 """
 
 from __future__ import annotations
 
-__all__ = ["TinyjudgeError", "DataError", "one_line"]
+__all__ = [
+    "TinyjudgeError",
+    "DataError",
+    "RubricError",
+    "ModelDirError",
+    "EndpointError",
+    "StorageError",
+    "UsageError",
+    "one_line",
+]
 
 
 # Every character str.splitlines() breaks at, and the other C0 controls but tab: a
@@ -47,3 +69,35 @@ class DataError(TinyjudgeError):
         self.detail = message
         where = f"{path}:{line}" if line is not None else path
         super().__init__(f"{where}: {message}")
+
+
+class RubricError(TinyjudgeError):
+    """A rubric (built-in name, YAML file or stored copy) that cannot be used."""
+
+
+class ModelDirError(TinyjudgeError):
+    """A model directory that is missing, incomplete, edited, or of another format."""
+
+
+class EndpointError(TinyjudgeError):
+    """The judge's endpoint failed; not the user's input, so the CLI exits 1."""
+
+    exit_code = 1
+
+
+class StorageError(TinyjudgeError):
+    """A cache, store or output that cannot be written or read (full, locked, read-only)."""
+
+
+class UsageError(TinyjudgeError):
+    """A parameter value or a combination of parameters that is not allowed.
+
+    Args:
+        message: what was wrong, naming Python parameters (``max_length``).
+        param: the parameter at fault, when there is one, so a front end can
+            name its own spelling of it (``commands/`` maps it to a flag).
+    """
+
+    def __init__(self, message: str, param: str | None = None) -> None:
+        self.param = param
+        super().__init__(message)

@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.console import Console
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import EndpointError, TinyjudgeError
 from tinyjudge.records import Item, Label, check_unique_ids
 from tinyjudge.rubric import Rubric, load_rubric
 
@@ -26,10 +26,8 @@ from ._window import window_messages
 __all__ = ["Judge", "Judgment", "Summary", "EndpointFailing"]
 
 
-class EndpointFailing(TinyjudgeError):
+class EndpointFailing(EndpointError):
     """The endpoint failed item after item (down, or failing every call): the run stopped."""
-
-    exit_code = 1  # not the user's input: the endpoint
 
 
 class Judge:
