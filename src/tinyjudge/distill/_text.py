@@ -27,12 +27,16 @@ class View(NamedTuple):
 
     ``keep_context`` says which end of the context survives truncation: the end
     (the request nearest the reply) for a window, the start (the first user
-    turn) when the context opens the dialogue.
+    turn) when the context opens the dialogue. ``references`` is the rubric's
+    references for the item (the correct answer, the expected actions), rendered
+    as text, or empty: every tier reads them on the context side, apart from the
+    dialogue, and they are never cut before the context is.
     """
 
     context: str
     response: str
     keep_context: Literal["end", "start"] = "end"
+    references: str = ""
 
 
 def _render(message: Message) -> str:
