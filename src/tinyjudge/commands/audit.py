@@ -17,6 +17,7 @@ from ._io import (
     refuse_writing_over_inputs,
     resolve_rubric_filter,
 )
+from ._overlap import refuse_people_overlap
 
 __all__ = ["command"]
 
@@ -41,6 +42,14 @@ def command(
     ),
     n_boot: int = typer.Option(1000, "--n-boot", help="bootstrap resamples per interval"),
     seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
+    model_dir: list[Path] = typer.Option(
+        [], "--model-dir", help="a reward model's directory, to check what it learned from"
+    ),
+    allow_overlap: bool = typer.Option(
+        False,
+        "--allow-overlap",
+        help="go on when a reward model learned from these human labels (biased on purpose)",
+    ),
 ) -> None:
     """Agreement, bias probes and an HTML report for any label sources."""
     from tinyjudge.audit.report import build_report, write_report
@@ -54,6 +63,15 @@ def command(
     )
     rubric_id, rub = resolve_rubric_filter(rubric)
     all_labels = read_label_files(labels)
+    sources = sorted({lab.source for lab in all_labels})
+    refuse_people_overlap(
+        all_labels,
+        labels,
+        [s for s in sources if s.startswith("rm:")],
+        [s for s in sources if s.startswith("human:")],
+        model_dir,
+        allow_overlap,
+    )
     rub = rub or labels_rubric(all_labels, labels, rubric_id)
     item_list = read_items(items) if items is not None else None
     scale = [s.strip() for s in order.split(",") if s.strip()] if order else None

@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from tinyjudge._people_items import PEOPLE_KEY, people_digest
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
@@ -100,6 +101,8 @@ def distill(
             "validation": validation,
         }
     )
+    if source.startswith("human:"):  # people were the teacher: every training item counts
+        model.card_[PEOPLE_KEY] = people_digest(ts.items[i].id for i in train)
     return DistillResult(model, validation, len(train), len(val), ts.n_unscored)
 
 
@@ -149,6 +152,9 @@ def _distill_with_people(
             "group_by": group_by,
             "validation": validation,
         }
+    )
+    model.card_[PEOPLE_KEY] = people_digest(
+        it.id for it, person in zip(pt.items, pt.is_human, strict=True) if person
     )
     return DistillResult(model, validation, len(train), len(val), n_unscored)
 
