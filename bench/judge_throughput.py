@@ -120,7 +120,9 @@ def main() -> None:
     ap.add_argument("--n8", type=int, default=300, help="items at concurrency 8")
     ap.add_argument("--n64", type=int, default=1200, help="items at concurrency 64")
     ap.add_argument("--repeats", type=int, default=3, help="runs at concurrency 8 and 64")
-    ap.add_argument("--smoke", action="store_true", help="a few items, two repeats (the smoke test)")
+    ap.add_argument(
+        "--smoke", action="store_true", help="a few items, two repeats (the smoke test)"
+    )
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
     if args.smoke:

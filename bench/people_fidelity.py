@@ -199,7 +199,9 @@ def main() -> None:
                     help="also run these with the disagreement and uncertainty rules")  # fmt: skip
     ap.add_argument("--select-n", type=int, nargs="*", default=[100, 300])
     ap.add_argument("--n-boot", type=int, default=500)
-    ap.add_argument("--smoke", action="store_true", help="one size, seed and method, 2 folds (a test)")
+    ap.add_argument(
+        "--smoke", action="store_true", help="one size, seed and method, 2 folds (a test)"
+    )
     ap.add_argument("--out", type=Path, default=RESULTS, help="folder for the JSON and plot")
     args = ap.parse_args()
     if args.smoke:

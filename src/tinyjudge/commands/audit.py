@@ -95,7 +95,8 @@ def command(
     for r in result.data["pairs"]:
         if r["a"] == reference:
             table.add_row(
-                r["b"], str(r["n"]), str(r["unscored"]), format_interval(r["accuracy"]),
+                r["b"] + (" (vs the others' final)" if r.get("reference_without") else ""),
+                str(r["n"]), str(r["unscored"]), format_interval(r["accuracy"]),
                 format_interval(r["kappa"], r["kappa_ci"]), format_interval(r["alpha"]),
             )  # fmt: skip
     out.print(table)
