@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from typing import Any
 
@@ -46,6 +47,10 @@ class RewardClient:
         self.timeout = timeout
         self.headers = {"Authorization": f"Bearer {token}"} if token else {}
         if where.startswith(("http://", "https://")):
+            if importlib.util.find_spec("httpx") is None:  # said now, not at the first batch
+                raise TinyjudgeError(
+                    f'a reward server URL ({where}) needs httpx: pip install "tinyjudge[rl]"'
+                )
             base = where.rstrip("/").removesuffix("/get_reward")
             self.url: str | None = base + "/get_reward"
             self.model = None
