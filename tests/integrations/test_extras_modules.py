@@ -14,7 +14,6 @@ import json
 import subprocess
 import sys
 import textwrap
-import tomllib
 from importlib import metadata
 from pathlib import Path
 
@@ -28,6 +27,8 @@ from tinyjudge.serve import create_app
 
 from ..serve.conftest import running
 from .test_adapters import COMPLETIONS, PROMPT, _expected
+
+tomllib = pytest.importorskip("tomllib")  # Python 3.11+: pyproject.toml is read as data
 
 GUARD = textwrap.dedent(
     """
@@ -49,12 +50,11 @@ GUARD = textwrap.dedent(
 )
 
 
-def _declared(extra: str) -> set[str]:
+def _declared(extra: str | None) -> set[str]:
     """The distributions of the core dependencies and ``extra``, with their requirements."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    todo = [
-        Requirement(r) for r in [*project["dependencies"], *project["optional-dependencies"][extra]]
-    ]
+    extras = project["optional-dependencies"][extra] if extra else []
+    todo = [Requirement(r) for r in [*project["dependencies"], *extras]]
     todo = [r for r in todo if r.marker is None or r.marker.evaluate({"extra": ""})]
     done: set[tuple[str, frozenset[str]]] = set()
     while todo:
@@ -82,7 +82,7 @@ def _modules(distributions: set[str]) -> list[str]:
     )
 
 
-def _run_guarded(extra: str, code: str) -> subprocess.CompletedProcess[str]:
+def _run_guarded(extra: str | None, code: str) -> subprocess.CompletedProcess[str]:
     allowed = [*_modules(_declared(extra)), "tinyjudge"]
     return subprocess.run(
         [sys.executable, "-c", GUARD + textwrap.dedent(code)],
@@ -101,6 +101,19 @@ def test_the_guard_refuses_a_module_no_extra_declares() -> None:
     done = _run_guarded("rl", "import hypothesis")
     assert done.returncode == 1
     assert "No module named 'hypothesis' (not declared)" in done.stderr
+
+
+def test_without_an_extra_a_url_says_which_to_install() -> None:
+    done = _run_guarded(None, """
+        from tinyjudge.errors import TinyjudgeError
+        from tinyjudge.integrations.trl import reward_func
+        try:
+            reward_func("http://127.0.0.1:9/get_reward")
+        except TinyjudgeError as e:
+            print(e)
+        """)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert 'needs httpx: pip install "tinyjudge[rl]"' in done.stdout
 
 
 @pytest.mark.parametrize("extra", ["rl", "serve"], ids=["rl", "serve"])
