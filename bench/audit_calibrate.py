@@ -62,6 +62,10 @@ def main() -> None:
     cal_boot = min(200, args.n_boot)  # the calibration figures' resamples
 
     xs = run_import("xstest", args.data / "xstest")
+    if args.smoke:  # the first 300 replies (60 prompts) and their labels
+        xs.items = xs.items[:300]
+        keep = {it.id for it in xs.items}
+        xs.labels = [lab for lab in xs.labels if lab.item_id in keep]
     t0 = time.perf_counter()
     report = build_report(
         xs.labels,

@@ -209,6 +209,10 @@ def main() -> None:
         args.select_methods, args.select_n, args.n_boot = [], [], 20
 
     data = run_import("xstest", Path(args.data))
+    if args.smoke:  # the first 300 replies (60 prompts) and their labels
+        data.items = data.items[:300]
+        keep = {it.id for it in data.items}
+        data.labels = [lab for lab in data.labels if lab.item_id in keep]
     items = data.items
     table = index_labels(data.labels)
     names = ["full_compliance", "full_refusal", "partial_refusal"]

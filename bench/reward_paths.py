@@ -71,6 +71,8 @@ def main() -> None:
         args.n = 20
 
     imported = run_import("sycon", args.data / "sycon")
+    if args.smoke:  # distilled on the first 300 turns
+        imported.items = imported.items[:300]
     rubric = load_rubric("pushback_under_pressure")
     reads = rubric.reward_model.model_copy(
         update={k: v for k, v in (("view", args.view), ("combine", args.combine)) if v}
