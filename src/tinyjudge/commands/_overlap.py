@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
+import typer
 
 from tinyjudge._people_items import (
     LearnedFrom,
@@ -24,7 +27,23 @@ from tinyjudge.records import Label
 
 from ._io import err
 
-__all__ = ["refuse_people_overlap"]
+__all__ = ["refuse_people_overlap", "model_dir_option", "allow_overlap_option"]
+
+
+def model_dir_option() -> Any:
+    """``--model-dir``, as estimate and audit take it."""
+    return typer.Option(
+        [], "--model-dir", help="a reward model's directory, to check what it learned from"
+    )
+
+
+def allow_overlap_option() -> Any:
+    """``--allow-overlap``, as estimate and audit take it."""
+    return typer.Option(
+        False,
+        "--allow-overlap",
+        help="go on when a reward model learned from these human labels (biased on purpose)",
+    )
 
 
 def _records(label_paths: Sequence[Path], model_dirs: Sequence[Path]) -> list[LearnedFrom]:

@@ -17,7 +17,7 @@ from ._io import (
     refuse_writing_over_inputs,
     resolve_rubric_filter,
 )
-from ._overlap import refuse_people_overlap
+from ._overlap import allow_overlap_option, model_dir_option, refuse_people_overlap
 
 __all__ = ["command"]
 
@@ -42,14 +42,8 @@ def command(
     ),
     n_boot: int = typer.Option(1000, "--n-boot", help="bootstrap resamples per interval"),
     seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
-    model_dir: list[Path] = typer.Option(
-        [], "--model-dir", help="a reward model's directory, to check what it learned from"
-    ),
-    allow_overlap: bool = typer.Option(
-        False,
-        "--allow-overlap",
-        help="go on when a reward model learned from these human labels (biased on purpose)",
-    ),
+    model_dir: list[Path] = model_dir_option(),
+    allow_overlap: bool = allow_overlap_option(),
 ) -> None:
     """Agreement, bias probes and an HTML report for any label sources."""
     from tinyjudge.audit.report import build_report, write_report

@@ -13,7 +13,7 @@ from rich.table import Table
 from tinyjudge.errors import TinyjudgeError
 
 from ._io import labels_rubric, out, read_label_files, refuse_writing_over_inputs, resolve_rubric
-from ._overlap import refuse_people_overlap
+from ._overlap import allow_overlap_option, model_dir_option, refuse_people_overlap
 
 if TYPE_CHECKING:
     from tinyjudge.estimate import RateEstimate, RateReport
@@ -79,14 +79,8 @@ def command(
     human_fraction: float = typer.Option(None, "--human-fraction", help="keep this share"),
     seed: int = typer.Option(0, "--seed", help="seed of --human-fraction's draw"),
     json_out: Path = typer.Option(None, "--json", help="also write the figures as JSON"),
-    model_dir: list[Path] = typer.Option(
-        [], "--model-dir", help="the cheap source's model directory, to check what it learned from"
-    ),
-    allow_overlap: bool = typer.Option(
-        False,
-        "--allow-overlap",
-        help="go on when the cheap source learned from these human labels (biased on purpose)",
-    ),
+    model_dir: list[Path] = model_dir_option(),
+    allow_overlap: bool = allow_overlap_option(),
 ) -> None:
     """Estimate behaviour rates from cheap labels plus a few human ones (PPI)."""
     from tinyjudge.datasets.jsonl import atomic_writer, read_items
