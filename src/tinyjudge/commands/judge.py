@@ -84,8 +84,8 @@ def command(
     refuse_writing_over_inputs(
         [
             (out_path, "--out"),
-            (summary, "--summary"),
             *_cache_files(cache_path, "--cache" if cache is not None else "cache"),
+            (summary, "--summary"),
         ],
         [(items, "ITEMS file"), (replay, "--replay file")],
     )
