@@ -186,18 +186,22 @@ def test_a_store_error_in_the_library_is_a_storage_error(tmp_path: Path) -> None
         Store(folder)
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["--out", "{d}/x.jsonl", "--cache", "{d}/x.jsonl"], "--cache {d}/x.jsonl is also the --out"),
-        (["--out", "{d}/x.jsonl", "--summary", "{d}/x.jsonl.cache.sqlite"], "is also the cache path"),
-        (["--out", "{d}/x.jsonl", "--cache", "{d}/c.sqlite", "--summary", "{d}/c.sqlite-wal"],
-         "--summary {d}/c.sqlite-wal is also the --cache's wal file path"),
-        (["--out", "{d}/c.sqlite-shm", "--cache", "{d}/c.sqlite"], "also the --out path"),
-        (["--out", "{d}/x.jsonl", "--cache", "{d}/items.jsonl"], "is the ITEMS file"),
-    ],
-    ids=["out_is_cache", "summary_is_default_cache", "summary_is_wal", "out_is_shm", "cache_is_items"],
-)  # fmt: skip
+CACHE_CLASHES = {
+    "out_is_cache": (["--out", "{d}/x.jsonl", "--cache", "{d}/x.jsonl"], "is also the --out"),
+    "summary_is_default_cache": (
+        ["--out", "{d}/x.jsonl", "--summary", "{d}/x.jsonl.cache.sqlite"],
+        "is also the cache path",
+    ),
+    "summary_is_wal": (
+        ["--out", "{d}/x.jsonl", "--cache", "{d}/c.sqlite", "--summary", "{d}/c.sqlite-wal"],
+        "--summary {d}/c.sqlite-wal is also the --cache's wal file path",
+    ),
+    "out_is_shm": (["--out", "{d}/c.sqlite-shm", "--cache", "{d}/c.sqlite"], "also the --out"),
+    "cache_is_items": (["--out", "{d}/x.jsonl", "--cache", "{d}/items.jsonl"], "is the ITEMS"),
+}
+
+
+@pytest.mark.parametrize(("args", "message"), CACHE_CLASHES.values(), ids=CACHE_CLASHES.keys())
 def test_no_output_may_be_the_cache(
     endpoint, tmp_path: Path, args: list[str], message: str
 ) -> None:
