@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -52,11 +52,11 @@ def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
 
 
 @pytest.fixture
-def small_disk(tmp_path: Path) -> Callable[..., Path]:
+def small_disk(tmp_path: Path) -> Iterator[Callable[..., Path]]:
     """Mount a tmpfs of ``size`` (e.g. ``"256k"``) under ``tmp_path``: a disk that fills up.
 
-    Needs root (the test skips, saying why, elsewhere). ``remount(path, opts)`` changes
-    its options (``"ro"``, ``"size=8m"``); every mount is undone after the test.
+    Needs root (the test skips, saying why, elsewhere). ``support.remount(path, opts)``
+    changes its options (``"ro"``, ``"size=8m"``); every mount is undone after the test.
     """
     import os
 

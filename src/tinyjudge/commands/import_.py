@@ -51,8 +51,8 @@ def command(
         fail(f"{stop}; {kept}; fix that record, or rerun with --skip-bad to import the rest")
     with atomic_dir(out_dir, keep_others=True) as tmp:
         n_items = write_jsonl(tmp / "items.jsonl", result.items)
-        kept = labels_to_keep(out_dir / "labels.jsonl", result.labels, replace_labels)
-        n_labels = write_jsonl(tmp / "labels.jsonl", [*result.labels, *kept]) - len(kept)
+        others = labels_to_keep(out_dir / "labels.jsonl", result.labels, replace_labels)
+        n_labels = write_jsonl(tmp / "labels.jsonl", [*result.labels, *others]) - len(others)
         for rubric_id in dict.fromkeys(lab.rubric for lab in result.labels):
             store_rubric(resolve_rubric(rubric_id), tmp)
     out.print(f"{name}: {n_items} items, {n_labels} labels -> {out_dir}", markup=False)

@@ -159,10 +159,10 @@ def _cache_files(cache: Path | None, option: str) -> list[tuple[Path | None, str
     """The cache and the files SQLite keeps beside it, as outputs no other output may be."""
     if cache is None:
         return []
-    return [(cache, option)] + [
-        (cache.with_name(cache.name + suffix), f"{option}'s {suffix[1:]} file")
-        for suffix in ("-wal", "-shm", "-journal")
-    ]
+    files: list[tuple[Path | None, str]] = [(cache, option)]
+    for suffix in ("-wal", "-shm", "-journal"):
+        files.append((cache.with_name(cache.name + suffix), f"{option}'s {suffix[1:]} file"))
+    return files
 
 
 def _judge_options(local: bool, **given: Any) -> dict[str, Any]:
