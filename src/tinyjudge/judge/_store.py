@@ -196,30 +196,13 @@ class Store:
         result: dict[str, Any],
     ) -> None:
         """Store one finished judgment and commit it at once."""
+        row = (key, item_id, order, rubric_hash, model)
+        text = json.dumps(result, ensure_ascii=False)
         with _storage_errors(self.path):
-            self._insert(key, item_id, order, rubric_hash, model, result)
-
-    def _insert(
-        self,
-        key: str,
-        item_id: str,
-        order: str,
-        rubric_hash: str,
-        model: str,
-        result: dict[str, Any],
-    ) -> None:
-        self._db.execute(
-            "INSERT OR REPLACE INTO judgments VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                key,
-                item_id,
-                order,
-                rubric_hash,
-                model,
-                json.dumps(result, ensure_ascii=False),
-                time.time(),
-            ),
-        )
+            self._db.execute(
+                "INSERT OR REPLACE INTO judgments VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (*row, text, time.time()),
+            )
 
     def item_ids(self) -> set[str]:
         """The ids of items with at least one stored judgment."""
