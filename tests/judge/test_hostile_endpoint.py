@@ -219,12 +219,13 @@ def test_judge_cli_stays_small_against_a_4gb_body(tmp_path: Path) -> None:
     assert code == 0, err
     huge, fine = read_labels(out)
     assert fine.label == "full_refusal"
-    assert huge.status == "unscored" and "32 MB" in (huge.reason or "")
+    assert huge.status == "unscored" and "16 MB" in (huge.reason or "")
     assert sent < 128 * 2**20, sent
-    assert rss < 600, rss  # the default limit is 32 MB; the body was 4 GB
+    assert rss < 600, rss  # the default limit is 16 MB; the body was 4 GB
 
 
-def test_credentials_in_the_url_are_not_sent_and_not_printed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("given_as", ["flag", "env"], ids=["base_url_flag", "OPENAI_BASE_URL"])
+def test_credentials_in_the_url_are_not_sent_and_not_printed(tmp_path: Path, given_as: str) -> None:
     def behave(h: Any, prompt: str) -> None:
         h.send_response(503)
         h.send_header("Content-Type", "application/json")
@@ -235,29 +236,17 @@ def test_credentials_in_the_url_are_not_sent_and_not_printed(tmp_path: Path) -> 
 
     items = tmp_path / "items.jsonl"
     write_jsonl(items, [single(1), single(2)])
+    env = {**os.environ, "OPENAI_API_KEY": "sk-the-key-1234"}
     with Hostile(behave) as srv:
         url = srv.base_url.replace("http://", "http://alice:hunter2-pass@")
+        args = ["judge", str(items), "--rubric", "compliance", "--model", "m", "--out",
+                str(tmp_path / "labels.jsonl"), "--no-progress", "--max-retries", "0"]  # fmt: skip
+        if given_as == "flag":
+            args += ["--base-url", url]
+        else:
+            env["OPENAI_BASE_URL"] = url
         done = subprocess.run(
-            [
-                *tinyjudge_command(),
-                "judge",
-                items,
-                "--rubric",
-                "compliance",
-                "--model",
-                "m",
-                "--base-url",
-                url,
-                "--out",
-                tmp_path / "labels.jsonl",
-                "--no-progress",
-                "--max-retries",
-                "0",
-            ],  # fmt: skip
-            capture_output=True,
-            text=True,
-            env={**os.environ, "OPENAI_API_KEY": "sk-the-key-1234"},
-            timeout=120,
+            [*tinyjudge_command(), *args], capture_output=True, text=True, env=env, timeout=120
         )
         auth = list(srv.auth)
     assert done.returncode == 1, done.stderr

@@ -37,7 +37,7 @@ def command(
         help="seconds one call may take, first byte to last [default: 60; --local: 900]",
     ),
     max_reply_mb: float = typer.Option(
-        32.0, "--max-reply-mb", help="the most a reply may hold; a larger one is cut, unscored"
+        16.0, "--max-reply-mb", help="the most a reply may hold; a larger one is cut, unscored"
     ),
     max_tokens: int = typer.Option(
         None, "--max-tokens", help="completion limit [default: 1024; --local: 20, label first]"

@@ -42,7 +42,8 @@ class Judge:
     Args:
         rubric: a :class:`Rubric`, a built-in rubric name or a YAML path.
         model: the model name sent to the endpoint; labels get source ``judge:<model>``.
-        base_url: the endpoint (``.../v1``); None means OpenAI's. A ``user:password@``
+        base_url: the endpoint (``.../v1``); None means ``OPENAI_BASE_URL``, else
+            OpenAI's. A ``user:password@``
             in it is neither sent (the API key is the only authorisation) nor printed
             (``base_url`` shows it as ``user:***@``).
         api_key: the key; None reads ``OPENAI_API_KEY`` (a local endpoint may need none).
@@ -94,7 +95,7 @@ class Judge:
         response_format: ResponseFormat = "auto",
         stop_after: int = 8,
         label_first: bool = False,
-        max_reply_mb: float = 32.0,
+        max_reply_mb: float = 16.0,
     ) -> None:
         self.rubric = load_rubric(rubric)
         # Hashed once: the rubric is fixed for the judge's life, and hashing is not free.
@@ -127,6 +128,9 @@ class Judge:
                 f"'tie'), got {self.rubric.label_names}"
             )
         self.model = model
+        # The openai client reads OPENAI_BASE_URL itself; read here, its credentials
+        # are stripped and hidden like those of a URL given.
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         self.base_url = shown_url(base_url)
         self._endpoint = client_url(base_url)
         key = api_key or os.environ.get("OPENAI_API_KEY")
