@@ -131,7 +131,7 @@ def _abandoned(path: Path, min_age: float) -> bool:
     return True
 
 
-def _sweep(parent: Path, name: str, min_age: float = 1.0) -> None:
+def _sweep(parent: Path, name: str, min_age: float = 0.5) -> None:
     """Remove the staging folders and temporary files a killed write of ``name`` left."""
     for suffix in (_STAGING, _OLD):
         for left in parent.glob(f".{name}.*{suffix}"):
