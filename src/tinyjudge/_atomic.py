@@ -33,13 +33,34 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from tinyjudge.errors import DiskFull, TinyjudgeError
+from tinyjudge.errors import DiskFull, StorageError, TinyjudgeError
 
-__all__ = ["atomic_dir", "atomic_writer", "same_file", "current_umask"]
+__all__ = ["atomic_dir", "atomic_writer", "same_file", "current_umask", "check_writable"]
 
 _STAGING = ".new"
 _OLD = ".old"
 _TMP = ".tmp"
+
+
+def check_writable(path: str | os.PathLike[str]) -> None:
+    """Refuse, before any work, an output whose folder cannot take a new file.
+
+    Creates the folder if missing and a temporary file in it (removed at once): the
+    one test that a read-only mount, a full disk or a file in the way all fail.
+
+    Raises:
+        StorageError: naming the output and why.
+    """
+    p = Path(path)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=p.parent, prefix=f".{p.name}.", suffix=".probe") as fh:
+            fh.write(b"x")
+            fh.flush()
+    except OSError as e:
+        raise StorageError(
+            f"{p}: cannot write there ({e.strerror or e}); give a path on a writable disk"
+        ) from None
 
 
 def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:

@@ -216,3 +216,16 @@ def test_no_output_may_be_the_cache(
     assert message.format(d=tmp_path) in line, line
     assert endpoint.calls == 0
     assert items.read_text().count("\n") == 1
+
+
+def test_an_out_that_cannot_be_written_is_refused_before_any_call(
+    small_disk, endpoint, items_file: Path, tmp_path: Path
+) -> None:
+    disk = small_disk("1m")
+    remount(disk, "ro")
+    out = disk / "labels.jsonl"
+    line = _one_line(
+        _judge_cli(items_file, out, endpoint.base_url, "--cache", tmp_path / "c.sqlite")
+    )
+    assert f"{out}: cannot write there" in line and "Read-only" in line
+    assert endpoint.calls == 0

@@ -90,6 +90,12 @@ def command(
         [(items, "ITEMS file"), (replay, "--replay file")],
     )
     item_list = read_items(items)
+    if not dry_run:  # paid calls must not end in an output that cannot be written
+        from tinyjudge._atomic import check_writable
+
+        for path in (out_path, summary):
+            if path is not None:
+                check_writable(path)
     if not item_list:
         raise TinyjudgeError(f"{items}: no items")
     if limit is not None:
