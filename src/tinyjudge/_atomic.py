@@ -45,16 +45,19 @@ _TMP = ".tmp"
 def check_writable(path: str | os.PathLike[str]) -> None:
     """Refuse, before any work, an output whose folder cannot take a new file.
 
-    Creates the folder if missing and a temporary file in it (removed at once): the
-    one test that a read-only mount, a full disk or a file in the way all fail.
+    Creates a temporary file (removed at once) in the output's folder, or in the
+    nearest folder above it that exists (nothing is created for an output never
+    written): the one test that a read-only mount and a full disk both fail.
 
     Raises:
         StorageError: naming the output and why.
     """
     p = Path(path)
+    folder = p.absolute().parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
     try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=p.parent, prefix=f".{p.name}.", suffix=".probe") as fh:
+        with tempfile.TemporaryFile(dir=folder, prefix=f".{p.name}.", suffix=".probe") as fh:
             fh.write(b"x")
             fh.flush()
     except OSError as e:
