@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from tinyjudge._atomic import atomic_writer
 from tinyjudge._digest import MODEL_META_FILE, content_sha256
 from tinyjudge._people_items import PEOPLE_KEY, people_digest
 from tinyjudge.calibrate._calibrators import CALIBRATORS, BaseCalibrator
@@ -93,10 +94,8 @@ def save_calibrator(
         state[PEOPLE_KEY] = people_digest(people_items)
     state["sha256"] = content_sha256(state)
     path = Path(model_dir) / CALIBRATION_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{CALIBRATION_FILE}.tmp")
-    tmp.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    with atomic_writer(path) as fh:
+        fh.write(json.dumps(state, indent=2) + "\n")
     return path
 
 
