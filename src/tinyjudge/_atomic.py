@@ -20,13 +20,13 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import IO
 
 from tinyjudge.errors import TinyjudgeError
 
-__all__ = ["atomic_dir", "same_file"]
+__all__ = ["atomic_dir", "carry_over", "same_file"]
 
 _STAGING = ".new"
 _OLD = ".old"
@@ -44,7 +44,9 @@ def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
 
 
 @contextlib.contextmanager
-def atomic_dir(path: str | os.PathLike[str], *, keep_others: bool = False) -> Iterator[Path]:
+def atomic_dir(
+    path: str | os.PathLike[str], *, keep_others: bool = False, drop: Collection[str] = ()
+) -> Iterator[Path]:
     """Stage a folder's new contents; on success they replace the folder's old ones together.
 
     Example:
@@ -58,6 +60,9 @@ def atomic_dir(path: str | os.PathLike[str], *, keep_others: bool = False) -> It
             holds besides the staged files (a judge's labels, a model) is kept.
             False: the folder *is* the output (a model directory) and nothing
             of the old one survives, such as a calibration fitted to old weights.
+        drop: with ``keep_others``, names of the old folder's entries that are
+            outputs of this run: one the run did not write again is gone after
+            it (a calibration that is no longer applied), not carried over.
 
     Yields:
         The staging folder (empty) to write into.
@@ -75,7 +80,7 @@ def atomic_dir(path: str | os.PathLike[str], *, keep_others: bool = False) -> It
     try:
         yield staging
         if keep_others and target.is_dir():
-            _carry_over(target, staging)
+            carry_over(target, staging, skip=drop)
         _swap(staging, target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -96,11 +101,21 @@ def _sweep(parent: Path, name: str, min_age: float = 3600.0) -> None:
                     shutil.rmtree(left, ignore_errors=True)
 
 
-def _carry_over(old: Path, new: Path) -> None:
-    """Hard-link (else copy) into ``new`` what ``old`` holds and ``new`` does not."""
+def carry_over(old: Path, new: Path, skip: Collection[str] = ()) -> None:
+    """Hard-link (else copy) into ``new`` what ``old`` holds and ``new`` does not.
+
+    Hard links cost no space and no time for large files (a model's weights);
+    a file reached through one must be replaced, never written in place, or
+    the old folder would change with it.
+
+    Args:
+        old: the folder to take entries from.
+        new: the folder to put them in.
+        skip: names of ``old``'s entries to leave out.
+    """
     for entry in old.iterdir():
         dest = new / entry.name
-        if dest.exists() or dest.is_symlink():
+        if entry.name in skip or dest.exists() or dest.is_symlink():
             continue
         if entry.is_symlink():
             os.symlink(os.readlink(entry), dest)
