@@ -20,13 +20,13 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import TinyjudgeError, UsageError
 
-__all__ = ["atomic_dir", "carry_over", "same_file"]
+__all__ = ["atomic_dir", "carry_over", "same_file", "refuse_writing_over_inputs"]
 
 _STAGING = ".new"
 _OLD = ".old"
@@ -41,6 +41,36 @@ def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
     except OSError:
         pass
     return pa.resolve() == pb.resolve()
+
+
+def refuse_writing_over_inputs(
+    outputs: Iterable[tuple[str | os.PathLike[str] | None, str]],
+    inputs: Iterable[tuple[str | os.PathLike[str] | None, str]],
+) -> None:
+    """Refuse an output path that names one of the inputs, or another output.
+
+    ``score X --out X`` (or ``hints L --out L``, ``audit L --json L``) would
+    replace the input with the output. Pairs are ``(path, what to call it)``:
+    the command layer calls an output by its flag (``--out``), the library by
+    its parameter (``out_path``); a ``None`` path (not given) is left out.
+
+    Raises:
+        UsageError: naming the output and the input (or output) it would replace.
+    """
+    given = [(path, what) for path, what in inputs if path is not None]
+    written = [(path, name) for path, name in outputs if path is not None]
+    for n, (out_path, name) in enumerate(written):
+        for path, what in given:
+            if same_file(path, out_path):
+                raise UsageError(
+                    f"{name} {out_path} is the {what}; writing there would replace it: "
+                    f"give another {name}"
+                )
+        for path, other in written[:n]:
+            if same_file(path, out_path):
+                raise UsageError(
+                    f"{name} {out_path} is also the {other} path; give each its own file"
+                )
 
 
 @contextlib.contextmanager
