@@ -111,7 +111,9 @@ def test_a_format_2_directory_is_refused_in_one_line(calibrated: Path) -> None:
 
 def test_calibrating_again_replaces_its_files_and_keeps_the_check(calibrated: Path, xs) -> None:
     first = load_calibrator(calibrated)
+    weights = (calibrated / "weights.safetensors").stat().st_ino
     _calibrate(calibrated, xs, method="vector")
+    assert (calibrated / "weights.safetensors").stat().st_ino == weights  # linked, not copied
     again = load_calibrator(calibrated)
     assert type(again).__name__ != type(first).__name__
     card = (calibrated / "README.md").read_text()
