@@ -29,13 +29,21 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
-from tinyjudge.errors import DiskFull, StorageError, TinyjudgeError
+from tinyjudge.errors import DiskFull, StorageError, TinyjudgeError, UsageError
 
-__all__ = ["atomic_dir", "atomic_writer", "same_file", "current_umask", "check_writable"]
+__all__ = [
+    "atomic_dir",
+    "atomic_writer",
+    "carry_over",
+    "same_file",
+    "current_umask",
+    "check_writable",
+    "refuse_writing_over_inputs",
+]
 
 _STAGING = ".new"
 _OLD = ".old"
@@ -77,8 +85,40 @@ def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
     return pa.resolve() == pb.resolve()
 
 
+def refuse_writing_over_inputs(
+    outputs: Iterable[tuple[str | os.PathLike[str] | None, str]],
+    inputs: Iterable[tuple[str | os.PathLike[str] | None, str]],
+) -> None:
+    """Refuse an output path that names one of the inputs, or another output.
+
+    ``score X --out X`` (or ``hints L --out L``, ``audit L --json L``) would
+    replace the input with the output. Pairs are ``(path, what to call it)``:
+    the command layer calls an output by its flag (``--out``), the library by
+    its parameter (``out_path``); a ``None`` path (not given) is left out.
+
+    Raises:
+        UsageError: naming the output and the input (or output) it would replace.
+    """
+    given = [(path, what) for path, what in inputs if path is not None]
+    written = [(path, name) for path, name in outputs if path is not None]
+    for n, (out_path, name) in enumerate(written):
+        for path, what in given:
+            if same_file(path, out_path):
+                raise UsageError(
+                    f"{name} {out_path} is the {what}; writing there would replace it: "
+                    f"give another {name}"
+                )
+        for path, other in written[:n]:
+            if same_file(path, out_path):
+                raise UsageError(
+                    f"{name} {out_path} is also the {other} path; give each its own file"
+                )
+
+
 @contextlib.contextmanager
-def atomic_dir(path: str | os.PathLike[str], *, keep_others: bool = False) -> Iterator[Path]:
+def atomic_dir(
+    path: str | os.PathLike[str], *, keep_others: bool = False, drop: Collection[str] = ()
+) -> Iterator[Path]:
     """Stage a folder's new contents; on success they replace the folder's old ones together.
 
     Example:
@@ -92,6 +132,9 @@ def atomic_dir(path: str | os.PathLike[str], *, keep_others: bool = False) -> It
             holds besides the staged files (a judge's labels, a model) is kept.
             False: the folder *is* the output (a model directory) and nothing
             of the old one survives, such as a calibration fitted to old weights.
+        drop: with ``keep_others``, names of the old folder's entries that are
+            outputs of this run: one the run did not write again is gone after
+            it (a calibration that is no longer applied), not carried over.
 
     Yields:
         The staging folder (empty) to write into.
@@ -114,7 +157,7 @@ def atomic_dir(path: str | os.PathLike[str], *, keep_others: bool = False) -> It
         kept_mode = target.stat().st_mode & 0o7777 if keep_others and target.is_dir() else None
         _honour_umask(staging, kept_mode)
         if keep_others and target.is_dir():
-            _carry_over(target, staging)
+            carry_over(target, staging, skip=drop)
         _swap(staging, target)
     except BaseException as e:
         shutil.rmtree(staging, ignore_errors=True)
@@ -198,11 +241,21 @@ def _raise_if_full(e: BaseException, target: Path) -> None:
         ) from None
 
 
-def _carry_over(old: Path, new: Path) -> None:
-    """Hard-link (else copy) into ``new`` what ``old`` holds and ``new`` does not."""
+def carry_over(old: Path, new: Path, skip: Collection[str] = ()) -> None:
+    """Hard-link (else copy) into ``new`` what ``old`` holds and ``new`` does not.
+
+    Hard links cost no space and no time for large files (a model's weights);
+    a file reached through one must be replaced, never written in place, or
+    the old folder would change with it.
+
+    Args:
+        old: the folder to take entries from.
+        new: the folder to put them in.
+        skip: names of ``old``'s entries to leave out.
+    """
     for entry in old.iterdir():
         dest = new / entry.name
-        if dest.exists() or dest.is_symlink():
+        if entry.name in skip or dest.exists() or dest.is_symlink():
             continue
         if entry.is_symlink():
             os.symlink(os.readlink(entry), dest)

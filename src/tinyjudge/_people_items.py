@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tinyjudge._digest import MODEL_META_FILE
+from tinyjudge._model_dir import CALIBRATION_FILE, META_FILE, read_record
 from tinyjudge.errors import DataError, UsageError
 
 __all__ = [
@@ -51,7 +51,6 @@ __all__ = [
 
 PEOPLE_KEY = "people_items"
 SIDECAR_FORMAT = "tinyjudge-people-items"
-_CALIBRATION_FILE = "calibration.json"
 _CAL_SUFFIX = "+cal"
 
 
@@ -144,16 +143,16 @@ def learned_from_model_dir(model_dir: str | Path, calibrated: bool) -> LearnedFr
         DataError: no ``tinyjudge.json``, or a record in it that is malformed.
     """
     d = Path(model_dir)
-    meta = _read_json(d / MODEL_META_FILE) if (d / MODEL_META_FILE).is_file() else None
+    meta = read_record(d / META_FILE) if (d / META_FILE).is_file() else None
     if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
-        raise DataError(str(d), None, f"not a tinyjudge model directory (no {MODEL_META_FILE})")
+        raise DataError(str(d), None, f"not a tinyjudge model directory (no {META_FILE})")
     card = meta.get("card")
     card = card if isinstance(card, dict) else {}
-    distilled = _hashes(card.get(PEOPLE_KEY), str(d / MODEL_META_FILE))
+    distilled = _hashes(card.get(PEOPLE_KEY), str(d / META_FILE))
     cal: frozenset[str] = frozenset()
-    cal_path = d / _CALIBRATION_FILE
+    cal_path = d / CALIBRATION_FILE
     if calibrated and cal_path.is_file():
-        state = _read_json(cal_path)
+        state = read_record(cal_path)
         if isinstance(state, dict):
             cal = _hashes(state.get(PEOPLE_KEY), str(cal_path))
     source = f"rm:{meta['name']}" + (_CAL_SUFFIX if calibrated and cal_path.is_file() else "")

@@ -7,7 +7,7 @@ libraries; only this layer prints.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from tinyjudge._atomic import refuse_writing_over_inputs
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Label
 from tinyjudge.rubric import Rubric, list_rubrics, load_rubric, save_rubric_copy, stored_rubric
@@ -125,36 +126,6 @@ def read_label_files(paths: Sequence[Path]) -> list[Label]:
     from tinyjudge.datasets.jsonl import read_labels
 
     return [lab for path in paths for lab in read_labels(path)]
-
-
-def refuse_writing_over_inputs(
-    outputs: Iterable[tuple[Path | None, str]], inputs: Iterable[tuple[Path | None, str]]
-) -> None:
-    """Refuse an output path that names one of the command's inputs, or another output.
-
-    ``score X --out X`` (or ``hints L --out L``, ``audit L --json L``) would
-    replace the input with the output. Pairs are ``(path, what to call it)``;
-    a ``None`` path (an option not given) is left out.
-
-    Raises:
-        TinyjudgeError: naming the option and the input (or output) it would replace.
-    """
-    from tinyjudge._atomic import same_file
-
-    given = [(path, what) for path, what in inputs if path is not None]
-    written = [(path, option) for path, option in outputs if path is not None]
-    for n, (out_path, option) in enumerate(written):
-        for path, what in given:
-            if same_file(path, out_path):
-                raise TinyjudgeError(
-                    f"{option} {out_path} is the {what}; writing there would replace it: "
-                    f"give another {option}"
-                )
-        for path, other in written[:n]:
-            if same_file(path, out_path):
-                raise TinyjudgeError(
-                    f"{option} {out_path} is also the {other} path; give each its own file"
-                )
 
 
 def labels_to_keep(path: Path, written: Sequence[Label], replace: bool) -> list[Label]:

@@ -9,8 +9,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from tinyjudge._people_items import PEOPLE_KEY, people_digest
-from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Item, Label
+from tinyjudge.records import Item, Label, unique_ids
 from tinyjudge.rubric import Rubric, load_rubric
 
 from ._base import RewardModel, batched
@@ -174,28 +173,18 @@ def score_file(
     """Score an items file into a labels file, streaming in batches.
 
     The output appears only when every item is scored (atomic rename).
+    Items that share an id, or an ``out_path`` that is ``items_path``, are refused.
     ``on_batch`` gets the number of items of each finished batch (for progress).
     Returns the number of labels written.
     """
-    from tinyjudge._atomic import same_file
-    from tinyjudge.datasets.jsonl import atomic_writer, read_jsonl
+    from tinyjudge._atomic import atomic_writer, refuse_writing_over_inputs
+    from tinyjudge.datasets.jsonl import read_jsonl
 
-    if same_file(items_path, out_path):
-        raise TinyjudgeError(
-            f"--out {out_path} is the items file; writing there would replace it: "
-            "give another --out"
-        )
+    refuse_writing_over_inputs([(out_path, "out_path")], [(items_path, "items file")])
     n = 0
-    seen: dict[str, int] = {}
     with atomic_writer(out_path) as fh:
-        for batch in batched(read_jsonl(items_path, Item), batch_size):
-            for k, it in enumerate(batch, start=n + 1):
-                first = seen.setdefault(it.id, k)
-                if first != k:
-                    raise TinyjudgeError(
-                        f"{items_path}: item id {it.id!r} appears twice (items {first} and "
-                        f"{k}); ids must be unique"
-                    )
+        items = unique_ids(read_jsonl(items_path, Item), str(items_path))
+        for batch in batched(items, batch_size):
             P = model.predict_proba(batch)
             for lab in model.labels_for(batch, np.asarray(P)):
                 fh.write(lab.model_dump_json(exclude_none=True) + "\n")

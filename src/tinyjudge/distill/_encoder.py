@@ -339,11 +339,10 @@ class EncoderRM(RewardModel):
 
     # -- saving ----------------------------------------------------------------
 
-    def _save_files(self, model_dir: Path) -> list[str]:
+    def _save_files(self, model_dir: Path) -> None:
         self.model_.save_pretrained(model_dir)
         self.tokenizer_.save_pretrained(model_dir)
         self.model_dir_ = model_dir
-        return ["model.safetensors", "config.json"]
 
     def _usage(self, model_dir: Path) -> str:
         return (
