@@ -88,7 +88,7 @@ class RewardModel(ClassifierMixin, BaseEstimator):
 
     def views_of(self, items: Sequence[Item]) -> list[View]:
         """The (context, response) text this model reads of each single item."""
-        return [item_views(it, self.view)[0] for it in items]
+        return [item_views(it, self.view, self.rubric)[0] for it in items]
 
     def fit(
         self,
@@ -120,6 +120,9 @@ class RewardModel(ClassifierMixin, BaseEstimator):
             "n_train": len(items),
             "view": self.view,
             "combine": self.rubric.reward_model.combine,
+            "references": [r.name for r in self.rubric.references]
+            if self.rubric.reward_model.references
+            else [],
         }
         if n_given != len(items):
             self.card_["n_left_out_inherited"] = n_given - len(items)
@@ -201,7 +204,7 @@ class RewardModel(ClassifierMixin, BaseEstimator):
         for it in items:
             ids = []
             for prefix in answer_prefixes(it):
-                v = item_views(prefix, self.view)[0]
+                v = item_views(prefix, self.view, self.rubric)[0]
                 if v not in index:
                     index[v] = len(unique)
                     unique.append(prefix)
@@ -287,7 +290,7 @@ class RewardModel(ClassifierMixin, BaseEstimator):
             "version": FORMAT_VERSION,
             "tier": self.tier,
             "name": self.name,
-            "rubric": self.rubric.model_dump(mode="json"),
+            "rubric": self.rubric.model_dump(mode="json", by_alias=True),
             "rubric_hash": self.rubric.hash,
             "rubric_file": rubric_file,
             "classes": self.classes_,
@@ -404,6 +407,10 @@ def _people_lines(card: dict[str, Any]) -> list[str]:
     ]
 
 
+def _references_line(names: list[str] | None) -> str:
+    return ", with the references " + ", ".join(f"`{n}`" for n in names) if names else ""
+
+
 def model_card(meta: dict[str, Any], usage: str) -> str:
     """The README.md of a model directory."""
     rubric = meta["rubric"]
@@ -415,7 +422,8 @@ def model_card(meta: dict[str, Any], usage: str) -> str:
         f"{rubric['title']}",
         f"- labels: {', '.join(f'`{c}`' for c in meta['classes'])}",
         f"- reads: view `{rubric.get('reward_model', {}).get('view', 'window')}`, combined "
-        f"`{rubric.get('reward_model', {}).get('combine', 'last')}` (the rubric's `reward_model`)",
+        f"`{rubric.get('reward_model', {}).get('combine', 'last')}` (the rubric's `reward_model`)"
+        + _references_line(card.get("references")),
         f"- teacher (label source): `{card.get('teacher_source', 'unknown')}`",
         *_people_lines(card),
         f"- training data: {card.get('n_train', '?')} items, hash `{card.get('data_hash', '?')}`"

@@ -128,7 +128,9 @@ class ProbeRM(RewardModel):
 
     def _fit(self, items: list[Item], Y: np.ndarray, sample_weight: np.ndarray) -> None:
         _refuse_pairwise(items, self.tier)
-        self.features_ = TextFeatures(self.opening_chars, view=self.view).fit(items)
+        self.features_ = TextFeatures(self.opening_chars, view=self.view, rubric=self.rubric).fit(
+            items
+        )
         enc = self._encoder()
         before = enc.tokens_seen
         X = self._features(items)
