@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from tinyjudge._atomic import atomic_writer
 from tinyjudge.errors import TinyjudgeError
@@ -107,14 +114,15 @@ class ReferenceSpec(_Spec):
     description: str = ""
     required: bool = True
 
-    @model_validator(mode="after")
-    def _check_path(self) -> ReferenceSpec:
-        if not _REFERENCE_PATH.match(self.from_):
+    @field_validator("from_")
+    @classmethod
+    def _check_path(cls, path: str) -> str:
+        if not _REFERENCE_PATH.match(path):
             raise ValueError(
-                f"field from: {self.from_!r} is not an item field; a reference reads the "
-                "item's metadata: metadata.KEY (or metadata.KEY.SUBKEY)"
+                f"{path!r} is not an item field; a reference reads the item's metadata: "
+                "metadata.KEY (or metadata.KEY.SUBKEY)"
             )
-        return self
+        return path
 
 
 class RewardModelSpec(_Spec):
