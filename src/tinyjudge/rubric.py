@@ -276,7 +276,7 @@ class Rubric(_Spec):
         return {
             name: value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             for name, value in found.items()
-            if value not in (None, "", [], {})
+            if value not in (None, [], {}) and not (isinstance(value, str) and not value.strip())
         }
 
     def missing_references(self, item: Item) -> list[str]:
