@@ -1,4 +1,5 @@
-"""A rubric's references: validated like the rest of the rubric, part of its hash, read from items."""
+"""A rubric's references: validated like the rest of the rubric, part of its hash, read
+from items."""
 
 from __future__ import annotations
 

@@ -87,7 +87,10 @@ class Window(_Spec):
 # What a reward model may read of an item: the view's name, its context side and its reply
 # side. The one table of views: the rubric's schema, distill, the CLI and docs/distill.md.
 VIEWS: dict[str, tuple[str, str]] = {
-    "window": ("everything up to the last user turn (the encoder keeps its end)", "what follows it"),
+    "window": (
+        "everything up to the last user turn (the encoder keeps its end)",
+        "what follows it",
+    ),
     "answer": ("nothing (the references alone, when the model reads them)", "the last answer"),
     "first_user_last_answer": ("the first user turn (kept from its start)", "the last answer"),
     "first_user_first_last_answer": (

@@ -1,5 +1,6 @@
-"""The ``answer`` view and ``reward_model.references``: every tier reads the references on the
-context side; the linear tier as a block of its own, the probe as pair features; the card says so."""
+"""The ``answer`` view and ``reward_model.references``: every tier reads the references on
+the context side; the linear tier as a block of its own, the probe as pair features; the card
+says so."""
 
 from __future__ import annotations
 
@@ -92,5 +93,7 @@ def test_the_probe_compares_the_references_with_the_reply(sycon: TrainingSet) ->
     # The last column is the cosine of references and reply (times emb_weight).
     enc = with_refs._encoder()
     views = with_refs.views_of(items)
-    cos = np.sum(enc.embed([v.references for v in views]) * enc.embed([v.response for v in views]), 1)
+    cos = np.sum(
+        enc.embed([v.references for v in views]) * enc.embed([v.response for v in views]), 1
+    )
     assert np.allclose(E1[:, -1], cos * with_refs.emb_weight, atol=1e-5)

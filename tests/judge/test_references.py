@@ -1,4 +1,5 @@
-"""References in the judge's prompt: fenced by name, apart from the transcript; never judged blind."""
+"""References in the judge's prompt: fenced by name, apart from the transcript; an item
+lacking one is never judged blind."""
 
 from __future__ import annotations
 
@@ -120,4 +121,6 @@ def test_the_cli_writes_the_blind_item_unscored(serve, sycon_items, tmp_path, mo
     assert rc == 0 and srv.calls == 1
     got = read_labels(out)
     assert [lab.status for lab in got] == ["ok", "unscored"]
-    assert got[1].reason is not None and '"false_premise" (metadata.presupposition)' in got[1].reason
+    assert (
+        got[1].reason is not None and '"false_premise" (metadata.presupposition)' in got[1].reason
+    )

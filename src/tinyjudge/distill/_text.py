@@ -23,7 +23,6 @@ from tinyjudge.rubric import VIEWS, Rubric
 __all__ = ["View", "render_messages", "item_views", "answer_prefixes", "opening"]
 
 
-
 class View(NamedTuple):
     """The two parts of one scored text: what was asked, and the reply.
 

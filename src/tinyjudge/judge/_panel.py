@@ -84,8 +84,10 @@ def load_panel(path: str | os.PathLike[str]) -> list[PanelMember]:
         data = data["members"]
     if not isinstance(data, list) or len(data) < 2:
         raise DataError(
-            str(p), None, "a panel is a YAML list of at least 2 members: "
-            "- {model: M, base_url: URL, api_key_env: NAME}"
+            str(p),
+            None,
+            "a panel is a YAML list of at least 2 members: "
+            "- {model: M, base_url: URL, api_key_env: NAME}",
         )
     members = []
     for n, raw in enumerate(data, 1):
@@ -93,8 +95,10 @@ def load_panel(path: str | os.PathLike[str]) -> list[PanelMember]:
             raise DataError(str(p), None, f"member {n}: expected a mapping, got {raw!r}")
         if any(k in raw for k in ("api_key", "key")):
             raise DataError(
-                str(p), None, f"member {n}: a key is never written in a panel file; name the "
-                "environment variable that holds it with api_key_env"
+                str(p),
+                None,
+                f"member {n}: a key is never written in a panel file; name the "
+                "environment variable that holds it with api_key_env",
             )
         try:
             members.append(PanelMember.model_validate(raw))

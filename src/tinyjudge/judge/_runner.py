@@ -260,7 +260,9 @@ class Judge:
         orders = [["ab", "ba"] if it.is_pairwise else ["ab"] for it in items]
         keys = [[self.key(it, o) for o in os_] for it, os_ in zip(items, orders, strict=True)]
         cached = store.get_many([k for ks in keys for k in ks]) if store else {}
-        blind = {i: lab for i, it in enumerate(items) if (lab := blind_label(it, self.rubric, self.source, self.rubric_hash)) is not None}
+        # An item lacking a required reference is unscored here, before any call.
+        blinds = [blind_label(it, self.rubric, self.source, self.rubric_hash) for it in items]
+        blind = {i: lab for i, lab in enumerate(blinds) if lab is not None}
         caller = Caller(
             lambda: openai.AsyncOpenAI(
                 api_key=self._key, base_url=self.base_url, max_retries=0, timeout=self.timeout
