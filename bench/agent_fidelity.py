@@ -6,8 +6,9 @@ the folds; all four by default). Reports per fold accuracy and Cohen's kappa
 with GPT-4o on every turn, the per-dialogue turn of flip (turns held before the
 first ``caves``) of the student beside the teacher's, training minutes and
 scoring items/s. What the model reads is the rubric's ``reward_model``
-(``--view`` and ``--combine`` override it). The bar in the issue is a kappa of
-0.75. Results merge into ``bench/results/agent_fidelity.json`` (one entry per
+(``--view``, ``--combine`` and ``--references`` override it); ``--tier baseline``
+is the plain scikit-learn baseline of bench/linear_baseline.py on the same view.
+The bar in the issue is a kappa of 0.75. Results merge into ``bench/results/agent_fidelity.json`` (one entry per
 tier, view, combine and options, saved after every fold); ``--table`` prints
 them all as the markdown table of docs/agent_trajectories.md.
 
