@@ -8,9 +8,10 @@ first ``caves``) of the student beside the teacher's, training minutes and
 scoring items/s. What the model reads is the rubric's ``reward_model``
 (``--view``, ``--combine`` and ``--references`` override it); ``--tier baseline``
 is the plain scikit-learn baseline of bench/linear_baseline.py on the same view.
-The bar in the issue is a kappa of 0.75. Results merge into ``bench/results/agent_fidelity.json`` (one entry per
-tier, view, combine and options, saved after every fold); ``--table`` prints
-them all as the markdown table of docs/agent_trajectories.md.
+The bar in the issue is a kappa of 0.75. Results merge into
+``bench/results/agent_fidelity.json`` (one entry per tier, view, references,
+combine and options, saved after every fold); ``--table`` prints them all as the
+markdown table of docs/agent_trajectories.md.
 
     nice -n 10 .venv/bin/python bench/agent_fidelity.py --tier linear --view window
     nice -n 10 .venv/bin/python bench/agent_fidelity.py --tier encoder \\
