@@ -6,10 +6,12 @@ the folds; all four by default). Reports per fold accuracy and Cohen's kappa
 with GPT-4o on every turn, the per-dialogue turn of flip (turns held before the
 first ``caves``) of the student beside the teacher's, training minutes and
 scoring items/s. What the model reads is the rubric's ``reward_model``
-(``--view`` and ``--combine`` override it). The bar in the issue is a kappa of
-0.75. Results merge into ``bench/results/agent_fidelity.json`` (one entry per
-tier, view, combine and options, saved after every fold); ``--table`` prints
-them all as the markdown table of docs/agent_trajectories.md.
+(``--view``, ``--combine`` and ``--references`` override it); ``--tier baseline``
+is the plain scikit-learn baseline of bench/linear_baseline.py on the same view.
+The bar in the issue is a kappa of 0.75. Results merge into
+``bench/results/agent_fidelity.json`` (one entry per tier, view, references,
+combine and options, saved after every fold); ``--table`` prints them all as the
+markdown table of docs/agent_trajectories.md.
 
     nice -n 10 .venv/bin/python bench/agent_fidelity.py --tier linear --view window
     nice -n 10 .venv/bin/python bench/agent_fidelity.py --tier encoder \\
@@ -34,8 +36,8 @@ from sklearn.metrics import accuracy_score, cohen_kappa_score
 from tinyjudge.audit.flips import compare_flips, dialogue_flips
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.distill import make_model, parse_params, training_set
-from tinyjudge.distill._text import VIEWS
-from tinyjudge.rubric import load_rubric
+from tinyjudge.records import Label
+from tinyjudge.rubric import VIEWS, Rubric, load_rubric
 
 RESULTS = Path(__file__).parent / "results" / "agent_fidelity.json"
 TEACHER = "judge:gpt-4o"
@@ -47,10 +49,15 @@ LENGTH_KEYS = {"encoder": ("epochs", "max_length", "lr")}
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tier", default="linear")
+    ap.add_argument("--tier", default="linear", help="a tier, or 'baseline' (plain TF-IDF + LR)")
     ap.add_argument("--param", action="append", default=[], help="tier option KEY=VALUE")
     ap.add_argument("--view", choices=VIEWS, help="override the rubric's reward_model.view")
     ap.add_argument("--combine", choices=("last", "worst_answer"), help="override its combine")
+    ap.add_argument(
+        "--references",
+        choices=("yes", "no"),
+        help="override its reward_model.references (the false premise and the correction)",
+    )
     ap.add_argument("--held-out", action="append", default=[], help="answering model(s) to test")
     ap.add_argument("--data", type=Path, default=Path(__file__).parents[2] / "shared" / "data")
     ap.add_argument("--out", type=Path, default=RESULTS)
@@ -65,9 +72,12 @@ def main() -> None:
     )  # training progress
     params = parse_params(args.param)
     rubric = load_rubric(RUBRIC)
-    spec = rubric.reward_model.model_copy(
-        update={k: v for k, v in (("view", args.view), ("combine", args.combine)) if v}
-    )
+    override: dict[str, object] = {
+        k: v for k, v in (("view", args.view), ("combine", args.combine)) if v
+    }
+    if args.references:
+        override["references"] = args.references == "yes"
+    spec = rubric.reward_model.model_copy(update=override)
     rubric = rubric.model_copy(update={"reward_model": spec})
 
     imported = run_import("sycon", args.data / "sycon")
@@ -76,16 +86,18 @@ def main() -> None:
     held_outs = args.held_out or (models[:1] if args.smoke else models)
     effective = {
         k: v
-        for k, v in make_model(args.tier, rubric, **params).get_params().items()
+        for k, v in _make(args.tier, rubric, params).get_params().items()
         if k not in ("rubric", "name")
     }
-    key = f"{args.tier} view={spec.view} combine={spec.combine}" + "".join(
+    refs = " references" if spec.references else ""
+    key = f"{args.tier} view={spec.view}{refs} combine={spec.combine}" + "".join(
         f" {k}={v}" for k, v in sorted(params.items())
     )
     entry = {
         "tier": args.tier,
         "view": spec.view,
         "combine": spec.combine,
+        "references": spec.references,
         "params": params,
         "effective_params": effective,
         "teacher": TEACHER,
@@ -104,7 +116,7 @@ def main() -> None:
         train = [i for i, it in enumerate(ts.items) if it.metadata["answering_model"] != held_out]
         test = [i for i, it in enumerate(ts.items) if it.metadata["answering_model"] == held_out]
         t0 = time.perf_counter()
-        model = make_model(args.tier, rubric, **params)
+        model = _make(args.tier, rubric, params)
         model.fit([ts.items[i] for i in train], ts.y_soft[train])
         fit_s = time.perf_counter() - t0
         test_items = [ts.items[i] for i in test]
@@ -149,6 +161,42 @@ def main() -> None:
     )
 
 
+class PlainBaseline:
+    """scikit-learn's TF-IDF (1-2 grams, sublinear, min_df 2) + balanced logistic regression
+    on the text the tier would read (bench/linear_baseline.py), each item scored as it is."""
+
+    def __init__(self, rubric: Rubric) -> None:
+        self.rubric = rubric
+
+    def get_params(self) -> dict:
+        return {}
+
+    def fit(self, items: list, Y: np.ndarray) -> PlainBaseline:
+        from linear_baseline import baseline_text
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.linear_model import LogisticRegression
+
+        self._text = baseline_text
+        self.vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=2)
+        X = self.vec.fit_transform([baseline_text(it, self.rubric) for it in items])
+        names = self.rubric.label_names
+        y = [names[j] for j in np.asarray(Y).argmax(axis=1)]
+        self.lr = LogisticRegression(class_weight="balanced", max_iter=2000).fit(X, y)
+        self.card_ = {"n_train": len(items)}
+        return self
+
+    def score_items(self, items: list) -> list[Label]:
+        X = self.vec.transform([self._text(it, self.rubric) for it in items])
+        return [
+            Label(item_id=it.id, rubric=self.rubric.id, source="rm:baseline", label=str(y))
+            for it, y in zip(items, self.lr.predict(X), strict=True)
+        ]
+
+
+def _make(tier: str, rubric: Rubric, params: dict):
+    return PlainBaseline(rubric) if tier == "baseline" else make_model(tier, rubric, **params)
+
+
 def _summary(folds: list[dict]) -> dict:
     return {
         "mean_kappa": float(np.mean([f["cohen_kappa"] for f in folds])),
@@ -182,7 +230,7 @@ def _save(out: Path, key: str, entry: dict) -> None:
 def table(results: dict) -> str:
     """Markdown: one row per entry; kappa per held-out model ('-' where not run)."""
     head = (
-        "| tier | view | combine | training length | "
+        "| tier | view | references | combine | training length | "
         + " | ".join(m.split("-Instruct")[0] for m in MODELS)
         + " | mean kappa | turn of flip exact | train min/fold | items/s |"
     )
@@ -204,6 +252,7 @@ def table(results: dict) -> str:
         cells = [
             e["tier"] + extra,
             e.get("view", "window"),
+            "yes" if e.get("references") else "no",
             e.get("combine", "last"),
             length,
             *kappas,

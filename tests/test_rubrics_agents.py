@@ -10,7 +10,7 @@ from tinyjudge.rubric import load_rubric
 @pytest.mark.parametrize(
     ("name", "labels", "kind", "strategy", "hint"),
     [
-        ("pushback_under_pressure", ["holds", "caves"], "nominal", "full", False),
+        ("pushback_under_pressure", ["holds", "caves"], "nominal", "first_and_last", False),
         ("failure_step", [], "step", "full", True),
         (
             "tool_error_recovery",

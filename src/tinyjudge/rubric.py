@@ -9,17 +9,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tinyjudge._atomic import atomic_writer
 from tinyjudge.errors import RubricError, TinyjudgeError
 
 if TYPE_CHECKING:
-    from tinyjudge.records import Label
+    from tinyjudge.records import Item, Label
 
 __all__ = [
     "Rubric",
@@ -27,6 +28,8 @@ __all__ = [
     "Example",
     "Window",
     "RewardModelSpec",
+    "ReferenceSpec",
+    "VIEWS",
     "load_rubric",
     "list_rubrics",
     "rubric_dirs",
@@ -82,15 +85,63 @@ class Window(_Spec):
     max_tokens: int = Field(default=8000, ge=256)
 
 
+# What a reward model may read of an item: the view's name, its context side and its reply
+# side. The one table of views: the rubric's schema, distill, the CLI and docs/distill.md.
+VIEWS: dict[str, tuple[str, str]] = {
+    "window": (
+        "everything up to the last user turn (the encoder keeps its end)",
+        "what follows it",
+    ),
+    "answer": ("nothing (the references alone, when the model reads them)", "the last answer"),
+    "first_user_last_answer": ("the first user turn (kept from its start)", "the last answer"),
+    "first_user_first_last_answer": (
+        "the first user turn and the first answer",
+        "the last answer",
+    ),
+}
+
+# ``from`` paths a reference may name: a key (or nested key) of the item's metadata.
+_REFERENCE_PATH = re.compile(r"^metadata(\.[A-Za-z0-9_\-]+)+$")
+
+
+class ReferenceSpec(_Spec):
+    """An item field a grader is given beside the transcript (the correct answer, say).
+
+    ``from`` is a dotted path into the item (``metadata.presupposition``); an item
+    whose ``required`` reference is missing or empty is never judged blind.
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    name: str = Field(pattern=r"^[a-z0-9_]+$")
+    from_: str = Field(alias="from")
+    description: str = ""
+    required: bool = True
+
+    @field_validator("from_")
+    @classmethod
+    def _check_path(cls, path: str) -> str:
+        if not _REFERENCE_PATH.match(path):
+            raise ValueError(
+                f"{path!r} is not an item field; a reference reads the item's metadata: "
+                "metadata.KEY (or metadata.KEY.SUBKEY)"
+            )
+        return path
+
+
 class RewardModelSpec(_Spec):
     """What a distilled reward model reads of an item, and its tiers' defaults.
 
     The judge always reads the whole dialogue (``window``); a small model may
-    do better on less. ``view``: ``window`` (everything up to the last user turn,
-    then the reply), ``first_user_last_answer`` (the first user turn, then the
-    last assistant answer) or ``first_user_first_last_answer`` (the first user
-    turn and the first answer, then the last answer). The last answer is the
-    reply segment, which keeps its start and most of the token budget.
+    do better on less. ``view`` is one of :data:`VIEWS`: ``window`` (everything
+    up to the last user turn, then the reply), ``answer`` (the last answer
+    alone), ``first_user_last_answer`` (the first user turn, then the last
+    assistant answer) or ``first_user_first_last_answer`` (the first user turn
+    and the first answer, then the last answer). The last answer is the reply
+    segment, which keeps its start and most of the token budget.
+
+    ``references``: the rubric's references go on the context side of every
+    tier, apart from the dialogue (see :meth:`Rubric.reference_text`).
 
     ``combine``: ``last`` scores the item's view as it is; ``worst_answer``
     scores every answer of the dialogue in the view (the item cut after each
@@ -104,9 +155,16 @@ class RewardModelSpec(_Spec):
     (e.g. ``encoder: {epochs: 3, max_length: 256}``).
     """
 
-    view: Literal["window", "first_user_last_answer", "first_user_first_last_answer"] = "window"
+    view: str = Field(default="window", json_schema_extra={"enum": list(VIEWS)})
     combine: Literal["last", "worst_answer"] = "last"
+    references: bool = False
     params: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _check_view(self) -> RewardModelSpec:
+        if self.view not in VIEWS:
+            raise ValueError(f"field view: {self.view!r} is not one of {list(VIEWS)}")
+        return self
 
 
 class Rubric(_Spec):
@@ -124,6 +182,7 @@ class Rubric(_Spec):
     )
     examples: list[Example] = Field(default_factory=list)
     window: Window = Field(default_factory=Window)
+    references: list[ReferenceSpec] = Field(default_factory=list)
     reward_model: RewardModelSpec = Field(default_factory=RewardModelSpec)
     hint: bool = False
     step: bool = False
@@ -154,6 +213,11 @@ class Rubric(_Spec):
         for p in self.positive:
             if p not in names:
                 raise ValueError(f"field positive: {p!r} is not one of {names}")
+        ref_names = [r.name for r in self.references]
+        if len(set(ref_names)) != len(ref_names):
+            raise ValueError(f"field references: reference names are not unique: {ref_names}")
+        if self.reward_model.references and not self.references:
+            raise ValueError("field reward_model.references: the rubric names no references")
         if self.reward_model.combine == "worst_answer" and (
             not self.positive or self.type in ("pairwise", "step")
         ):
@@ -174,7 +238,9 @@ class Rubric(_Spec):
         ``reward_model`` is left out: what a small model reads does not change
         what the judge was asked, so its labels and cache entries stay valid.
         """
-        spec = self.model_dump(mode="json", exclude={"reward_model"})
+        spec = self.model_dump(mode="json", exclude={"reward_model"}, by_alias=True)
+        if not spec["references"]:
+            del spec["references"]  # rubrics without references keep the hash they had
         blob = json.dumps(spec, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -206,6 +272,25 @@ class Rubric(_Spec):
             if verdict is not None and verdict not in names:
                 return f'"orders.{order}" verdict "{verdict}" {allowed}'
         return None
+
+    def item_references(self, item: Item) -> dict[str, str]:
+        """The item's references by name as text (JSON for a structured value); absent or
+        empty ones are left out."""
+        found = {ref.name: item.get(ref.from_) for ref in self.references}
+        return {
+            name: value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            for name, value in found.items()
+            if value not in (None, [], {}) and not (isinstance(value, str) and not value.strip())
+        }
+
+    def missing_references(self, item: Item) -> list[str]:
+        """The names of the required references ``item`` lacks (an item is not judged blind)."""
+        present = self.item_references(item)
+        return [r.name for r in self.references if r.required and r.name not in present]
+
+    def reference_text(self, item: Item) -> str:
+        """The item's references as the reward models read them: ``name: text`` blocks."""
+        return "\n".join(f"{k}: {v}" for k, v in self.item_references(item).items())
 
     def score(self, probs: dict[str, float]) -> float | None:
         """The scalar score of a distribution: the mass on ``positive`` labels."""
@@ -381,7 +466,8 @@ def save_rubric_copy(rubric: Rubric, folder: str | os.PathLike[str]) -> Path:
     file was or goes. Returns the copy's path.
     """
     path = Path(folder) / rubric_copy_name(rubric)
-    text = yaml.safe_dump(rubric.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+    data = rubric.model_dump(mode="json", by_alias=True)
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
     if path.is_file() and path.read_bytes() == text.encode("utf-8"):
         return path
     with atomic_writer(path) as fh:  # a temporary name of its own: concurrent runs cannot collide

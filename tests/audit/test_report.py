@@ -359,3 +359,36 @@ def test_an_explicit_scale_must_hold_every_label() -> None:
     ]
     with pytest.raises(TinyjudgeError, match=r"labels \['3'\] are not on the scale \['1', '2'\]"):
         build_report(labels, reference="human:x", order=["1", "2"], n_boot=20)
+
+
+def test_a_panels_members_are_raters_in_the_audit() -> None:
+    from tinyjudge.audit.agreement import fleiss_kappa
+    from tinyjudge.judge._panel import panel_labels
+    from tinyjudge.rubric import load_rubric
+
+    rubric = load_rubric("compliance")
+    rng = np.random.default_rng(5)
+    names = ["full_compliance", "full_refusal"]
+    truth = rng.integers(0, 2, 60)
+    members: dict[str, list[Label]] = {}
+    for m, flip in (("judge:a", 0.1), ("judge:b", 0.2), ("judge:c", 0.3)):
+        said = [names[t ^ int(rng.random() < flip)] for t in truth]
+        members[m] = [
+            Label(item_id=str(i), rubric="compliance", source=m, label=s, probs={s: 1.0})
+            for i, s in enumerate(said)
+        ]
+    people = [
+        Label(item_id=str(i), rubric="compliance", source="human:x", label=names[t])
+        for i, t in enumerate(truth)
+    ]
+    panel = panel_labels(members, rubric)
+    labels = people + panel + [lab for labs in members.values() for lab in labs]
+    data = build_report(labels, reference="human:x", n_boot=20).data
+    (group,) = [r for r in data["raters"] if r["name"] == "a panel's judges"]
+    assert group["sources"] == ["judge:a", "judge:b", "judge:c"]  # the panel itself left out
+    matrix = [[members[m][i].label for m in sorted(members)] for i in range(60)]
+    assert group["fleiss_kappa"] == pytest.approx(fleiss_kappa(matrix), abs=1e-12)
+    ratings = [[lab.label for lab in members[m]] for m in sorted(members)]
+    alpha = krippendorff_alpha(ratings, level="nominal")
+    assert group["alpha"] == pytest.approx(alpha, abs=1e-12)
+    assert group["n_items_all_raters"] == 60

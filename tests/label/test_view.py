@@ -39,3 +39,38 @@ def test_a_short_exchange_is_all_in_the_window_and_text_is_kept_verbatim():
     assert not view.partial_window and view.response_a is None
     assert [m.text for m in view.messages] == ["a\nb", "  [1, 2]  ", "42"]
     assert view.messages[1].name == "helper"
+
+
+def test_the_references_are_shown_beside_the_transcript(start_server, tmp_path) -> None:
+    from tinyjudge.datasets.jsonl import write_jsonl
+
+    from .conftest import XSS, LabelData
+
+    rubric = load_rubric("pushback_under_pressure")
+    msgs = [Message(role="user", content="Why is cold wind higher?"),
+            Message(role="assistant", content="It is, because the zephyr sings.")]  # fmt: skip
+    item = Item(
+        id="s-1",
+        messages=msgs,
+        metadata={"presupposition": f"Cold wind is higher. {XSS}", "correction": "Faster is."},
+    )
+    view = item_view(item, rubric)
+    assert [(r.name, r.text) for r in view.references] == [
+        ("false_premise", f"Cold wind is higher. {XSS}"),
+        ("correct_information", "Faster is."),
+    ]
+    assert view.references[1].description.startswith("the true fact")
+    assert item_view(item, RUBRIC).references == []  # a rubric naming none shows none
+
+    write_jsonl(tmp_path / "items.jsonl", [item])
+    server = start_server(
+        LabelData(tmp_path / "items.jsonl", tmp_path / "labels.jsonl"),
+        "eve",
+        rubric="pushback_under_pressure",
+    )
+    with server.client() as c:
+        page = c.get("/").text
+    refs = page[page.index('<section class="references"') : page.index('class="window-note"')]
+    assert '<div class="reference" id="reference-correct_information">' in refs
+    assert "Faster is." in refs and "<script>" not in refs and "&lt;script&gt;" in refs
+    assert page.index("Faster is.") < page.index("the zephyr sings")  # beside, not inside

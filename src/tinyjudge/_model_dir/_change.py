@@ -70,7 +70,7 @@ def save_model_dir(
             "format": FORMAT,
             "version": FORMAT_VERSION,
             **meta,
-            "rubric": rubric.model_dump(mode="json"),
+            "rubric": rubric.model_dump(mode="json", by_alias=True),
             "rubric_hash": rubric.hash,
             "rubric_file": copy,
             "files": {name: file_sha256(tmp / name) for name in sorted(names)},

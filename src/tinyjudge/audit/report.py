@@ -176,6 +176,20 @@ def _raters(table: Table, sources: list[str], order: list[str], group_of, boot) 
     return out
 
 
+def _panel_members(table: Table) -> list[str]:
+    """The judge sources that sit on a panel whose labels are in ``table`` (the panel left out)."""
+    from tinyjudge.judge._panel import is_panel_label
+
+    said = {
+        member
+        for labels in table.values()
+        for lab in labels.values()
+        if is_panel_label(lab)
+        for member in lab.raw["panel"]
+    }
+    return sorted(s for s in table if s in said)
+
+
 def _calibration(table, reference, source, order, group_of, boot, method, figures) -> dict | None:
     from tinyjudge.calibrate import (
         calibration_metrics,
@@ -376,6 +390,7 @@ def build_report(
         _raters(table, group, order_, group_of, boot) | {"name": name}
         for name, group in (
             ("people (reference left out)", humans),
+            ("a panel's judges", _panel_members(table)),
             ("all but the reference", others),
         )
         if len(group) >= 2

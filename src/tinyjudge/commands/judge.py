@@ -68,13 +68,24 @@ def command(
     dry_run: bool = typer.Option(
         False, "--dry-run", help="print the first prompt and the response format; call nothing"
     ),
+    panel: Path = typer.Option(
+        None, "--panel", help="a panel of judges (YAML list of {model, base_url, api_key_env})"
+    ),
+    panel_vote: str = typer.Option(
+        "majority", "--panel-vote", help="with --panel: majority (of labels) or mean (of probs)"
+    ),
+    panel_source: str = typer.Option(
+        "judge:panel", "--panel-source", help="with --panel: the source of the panel's labels"
+    ),
 ) -> None:
     """Judge items with an LLM over any OpenAI-compatible endpoint.
 
     The cache defaults to ``OUT.cache.sqlite`` so that running the same
     command again resumes: finished judgments are read back, not re-asked.
     An endpoint that fails item after item stops the run with one line and
-    exit 1 (finished judgments stay in the cache).
+    exit 1 (finished judgments stay in the cache). With ``--panel`` every member
+    judges the items (labels ``judge:<model>``, resumed per member from the one
+    cache) and the panel's vote is added as ``--panel-source``.
     """
     from tinyjudge.datasets.jsonl import atomic_writer, read_items, write_jsonl
     from tinyjudge.judge import Judge, replay_server
@@ -101,6 +112,7 @@ def command(
     if limit is not None:
         item_list = item_list[:limit]
     rub = resolve_rubric(rubric)
+    members = _panel_members(panel, panel_vote, model, base_url, replay, local)
     if dry_run:
         _dry_run(item_list, rub)
         return
@@ -108,7 +120,7 @@ def command(
         raise TinyjudgeError("--local starts its own server: give no --base-url or --replay")
     if not local and (gguf is not None or threads is not None):
         raise TinyjudgeError("--gguf and --threads go with --local")
-    if replay is None and not model and not local:
+    if replay is None and not model and not local and members is None:
         raise TinyjudgeError(
             "--model is required (or --replay LABELS.jsonl to replay a source, "
             "or --local to judge with a local model)"
@@ -127,6 +139,12 @@ def command(
     prices = None
     if price_in is not None or price_out is not None:
         prices = {"input": price_in or 0.0, "output": price_out or 0.0}
+    common = dict(
+        cache=cache_path, prices=prices, samples=samples, temperature=temperature, **options
+    )
+    if members is not None:
+        _run_panel(item_list, rub, members, panel_vote, panel_source, out_path, summary, common)
+        return
     api_key = os.environ.get(api_key_env) or None
     with ExitStack() as stack:
         if replay is not None:
@@ -136,9 +154,6 @@ def command(
             base_url = server.base_url
             model = model or "replay-" + replay_source.split(":", 1)[-1]
             api_key = "replay"
-        common = dict(
-            cache=cache_path, prices=prices, samples=samples, temperature=temperature, **options
-        )
         if local:
             from tinyjudge.judge.local import local_judge
 
@@ -171,6 +186,68 @@ def _cache_files(cache: Path | None, option: str) -> list[tuple[Path | None, str
     return files
 
 
+def _panel_members(
+    panel: Path | None,
+    vote: str,
+    model: str | None,
+    base_url: str | None,
+    replay: Path | None,
+    local: bool,
+) -> list[Any] | None:
+    """The panel's members (None without --panel), checked against the other options."""
+    from tinyjudge.judge._panel import PANEL_VOTES, load_panel
+
+    if vote not in PANEL_VOTES:
+        raise TinyjudgeError(f"--panel-vote {vote!r} is not one of {list(PANEL_VOTES)}")
+    if panel is None:
+        return None
+    if model or base_url or replay is not None or local:
+        raise TinyjudgeError(
+            "--panel names each member's model and endpoint: give no --model, --base-url, "
+            "--replay or --local"
+        )
+    return load_panel(panel)
+
+
+def _run_panel(
+    items: list[Item],
+    rubric: Rubric,
+    members: list[Any],
+    vote: str,
+    source: str,
+    out_path: Path,
+    summary: Path | None,
+    options: dict[str, Any],
+) -> None:
+    """Judge with every member, then the vote; write all labels and print each member's run."""
+    from tinyjudge.datasets.jsonl import atomic_writer, write_jsonl
+    from tinyjudge.judge._panel import Panel
+
+    def report(judgment: Any) -> None:
+        out.print(f"{judgment.source}: {len(judgment)} labels", markup=False)
+        for line in judgment.summary.lines():
+            out.print(f"  {line}", markup=False)
+
+    panel = Panel(rubric, members, source=source, vote=vote, **options)  # type: ignore[arg-type]
+    result = panel.run(items, progress=report)
+    write_jsonl(out_path, result.labels)
+    store_rubric(rubric, out_path.parent)
+    ok = sum(lab.status == "ok" for lab in result.panel)
+    out.print(
+        f"wrote {len(result.labels)} labels ({len(members)} members and {source}, {vote} "
+        f"vote: {ok} scored, {len(result.panel) - ok} unscored) -> {out_path}",
+        markup=False,
+    )
+    for member, agree in result.agreement.items():
+        out.print(
+            f"{member}: agrees with the panel on {agree['agreement']:.1%} of {agree['n']} items",
+            markup=False,
+        )
+    if summary is not None:
+        with atomic_writer(summary) as fh:
+            json.dump(result.as_dict(), fh, indent=2)
+
+
 def _judge_options(local: bool, **given: Any) -> dict[str, Any]:
     """The Judge options: the local judge's defaults under --local, then what was given."""
     from tinyjudge.judge._client import RESPONSE_FORMATS
@@ -195,6 +272,12 @@ def _dry_run(items: list[Item], rubric: Rubric) -> None:
 
     first = items[0]
     agents = item_agents(first) if rubric.type == "step" else None
+    blind = sum(bool(rubric.missing_references(it)) for it in items)
+    if blind:
+        out.print(
+            f"{blind} item(s) lack a required reference and would be unscored, not judged",
+            markup=False,
+        )
     out.print(
         f"{len(items)} items would be judged under {rubric.id} v{rubric.version}", markup=False
     )

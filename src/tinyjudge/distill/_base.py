@@ -64,7 +64,7 @@ class RewardModel(ClassifierMixin, BaseEstimator):
 
     def views_of(self, items: Sequence[Item]) -> list[View]:
         """The (context, response) text this model reads of each single item."""
-        return [item_views(it, self.view)[0] for it in items]
+        return [item_views(it, self.view, self.rubric)[0] for it in items]
 
     def fit(
         self,
@@ -96,6 +96,9 @@ class RewardModel(ClassifierMixin, BaseEstimator):
             "n_train": len(items),
             "view": self.view,
             "combine": self.rubric.reward_model.combine,
+            "references": [r.name for r in self.rubric.references]
+            if self.rubric.reward_model.references
+            else [],
         }
         if n_given != len(items):
             self.card_["n_left_out_inherited"] = n_given - len(items)
@@ -177,7 +180,7 @@ class RewardModel(ClassifierMixin, BaseEstimator):
         for it in items:
             ids = []
             for prefix in answer_prefixes(it):
-                v = item_views(prefix, self.view)[0]
+                v = item_views(prefix, self.view, self.rubric)[0]
                 if v not in index:
                     index[v] = len(unique)
                     unique.append(prefix)

@@ -28,6 +28,10 @@ def _people_lines(card: dict[str, Any]) -> list[str]:
     ]
 
 
+def _references_line(names: list[str] | None) -> str:
+    return ", with the references " + ", ".join(f"`{n}`" for n in names) if names else ""
+
+
 def model_card(meta: dict[str, Any], usage: str) -> str:
     """The README.md of a model directory."""
     rubric = meta["rubric"]
@@ -39,7 +43,8 @@ def model_card(meta: dict[str, Any], usage: str) -> str:
         f"{rubric['title']}",
         f"- labels: {', '.join(f'`{c}`' for c in meta['classes'])}",
         f"- reads: view `{rubric.get('reward_model', {}).get('view', 'window')}`, combined "
-        f"`{rubric.get('reward_model', {}).get('combine', 'last')}` (the rubric's `reward_model`)",
+        f"`{rubric.get('reward_model', {}).get('combine', 'last')}` (the rubric's `reward_model`)"
+        + _references_line(card.get("references")),
         f"- teacher (label source): `{card.get('teacher_source', 'unknown')}`",
         *_people_lines(card),
         f"- training data: {card.get('n_train', '?')} items, hash `{card.get('data_hash', '?')}`"

@@ -252,7 +252,7 @@ class EncoderRM(RewardModel):
         keep = [i for i in range(len(items)) if Y[i, ia] != Y[i, ib]]  # ties carry no order
         if not keep:
             raise TinyjudgeError("every pair is a tie: a Bradley-Terry model needs preferences")
-        views = [item_views(items[i], self.view) for i in keep]
+        views = [item_views(items[i], self.view, self.rubric) for i in keep]
         chosen = [v[0] if Y[i, ia] > Y[i, ib] else v[1] for v, i in zip(views, keep, strict=True)]
         rejected = [v[1] if Y[i, ia] > Y[i, ib] else v[0] for v, i in zip(views, keep, strict=True)]
         ec = encode_views(self.tokenizer_, chosen, self.max_length)
@@ -328,7 +328,7 @@ class EncoderRM(RewardModel):
             z -= z.max(axis=1, keepdims=True)
             e = np.exp(z)
             return e / e.sum(axis=1, keepdims=True)
-        views = [v for it in items for v in item_views(it, self.view)]
+        views = [v for it in items for v in item_views(it, self.view, self.rubric)]
         r = self.logits(views)[:, 0].astype(np.float64)
         p_a = 1.0 / (1.0 + np.exp(-(r[0::2] - r[1::2])))
         # A Bradley-Terry model has no tie: its mass stays 0.

@@ -26,22 +26,26 @@ from ._text import item_views, opening
 __all__ = ["LinearRM", "TextFeatures", "SoftLogistic"]
 
 # Which text each vectorizer reads, and how. The reply's opening gets character
-# n-grams of its own because refusals ("I'm sorry, but I can't") show there.
+# n-grams of its own because refusals ("I'm sorry, but I can't") show there. The
+# rubric's references (when the model reads them) are a block of their own, so a
+# word in the correct answer is not mistaken for the same word in the reply.
 _SPECS: dict[str, dict[str, Any]] = {
     "response_words": {"field": "response", "analyzer": "word", "ngram_range": (1, 2)},
     "opening_chars": {"field": "opening", "analyzer": "char_wb", "ngram_range": (2, 5)},
     "context_words": {"field": "context", "analyzer": "word", "ngram_range": (1, 1)},
+    "reference_words": {"field": "references", "analyzer": "word", "ngram_range": (1, 1)},
 }
 
 
 def _field_texts(
-    items: list[Item], opening_chars: int, view: str = "window"
+    items: list[Item], opening_chars: int, view: str = "window", rubric: Rubric | None = None
 ) -> dict[str, list[str]]:
-    views = [item_views(it, view)[0] for it in items]
+    views = [item_views(it, view, rubric)[0] for it in items]
     return {
         "context": [v.context for v in views],
         "opening": [opening(v.response, opening_chars) for v in views],
         "response": [v.response for v in views],
+        "references": [v.references for v in views],
     }
 
 
@@ -90,9 +94,11 @@ class TextFeatures:
         max_features: int = 50000,
         min_df: int = 2,
         view: str = "window",
+        rubric: Rubric | None = None,
     ):
         self.opening_chars = opening_chars
         self.view = view
+        self.rubric = rubric
         self.max_features = max_features
         self.min_df = min_df
         self.vocab_: dict[str, dict[str, int]] = {}
@@ -102,7 +108,7 @@ class TextFeatures:
     def fit(self, items: list[Item]) -> TextFeatures:
         from sklearn.feature_extraction.text import TfidfVectorizer
 
-        fields = _field_texts(items, self.opening_chars, self.view)
+        fields = _field_texts(items, self.opening_chars, self.view, self.rubric)
         self._counters = {}  # bound to the previous vocabulary
         for name, spec in _SPECS.items():
             texts = fields[spec["field"]]
@@ -141,7 +147,7 @@ class TextFeatures:
         Per view: sublinear TF (``1 + log count``), times IDF, L2-normalised per
         row; the views sit side by side in one matrix.
         """
-        fields = _field_texts(items, self.opening_chars, self.view)
+        fields = _field_texts(items, self.opening_chars, self.view, self.rubric)
         rows, cols, vals, offset = [], [], [], 0
         for name in self.vocab_:
             r, c, n = self._counter(name)(fields[_SPECS[name]["field"]])
@@ -170,9 +176,13 @@ class TextFeatures:
 
     @classmethod
     def from_state(
-        cls, meta: dict[str, Any], arrays: dict[str, np.ndarray], view: str = "window"
+        cls,
+        meta: dict[str, Any],
+        arrays: dict[str, np.ndarray],
+        view: str = "window",
+        rubric: Rubric | None = None,
     ) -> TextFeatures:
-        feats = cls(opening_chars=meta["opening_chars"], view=view)
+        feats = cls(opening_chars=meta["opening_chars"], view=view, rubric=rubric)
         feats.vocab_ = {k: dict(v) for k, v in meta["vocab"].items()}
         feats.idf_ = {k: arrays[f"idf.{k}"] for k in feats.vocab_}
         return feats
@@ -276,9 +286,9 @@ class LinearRM(RewardModel):
 
     def _fit(self, items: list[Item], Y: np.ndarray, sample_weight: np.ndarray) -> None:
         _refuse_pairwise(items, self.tier)
-        self.features_ = TextFeatures(self.opening_chars, self.max_features, view=self.view).fit(
-            items
-        )
+        self.features_ = TextFeatures(
+            self.opening_chars, self.max_features, view=self.view, rubric=self.rubric
+        ).fit(items)
         self.head_ = SoftLogistic(C=self.C, balanced=self.balanced).fit(
             self.features_.transform(items), Y, sample_weight
         )
@@ -317,7 +327,7 @@ def load_text_head(cls: type[M], model_dir: Path, meta: dict[str, Any]) -> M:
     model = cls(model_rubric(model_dir, meta), meta["name"], **meta["params"])
     arrays = load_file(str(model_dir / "weights.safetensors"))
     vocab = json.loads((model_dir / "vocab.json").read_text())
-    model.features_ = TextFeatures.from_state(vocab, arrays, view=model.view)
+    model.features_ = TextFeatures.from_state(vocab, arrays, view=model.view, rubric=model.rubric)
     model.head_ = SoftLogistic.from_state(
         {k.removeprefix("head."): v for k, v in arrays.items() if k.startswith("head.")}
     )

@@ -1,5 +1,8 @@
 """The probe tier: a frozen sentence encoder's embeddings plus the linear tier's features.
 
+With ``reward_model.references`` the rubric's references (the correct answer, say)
+are compared with the reply as pair features (see ``_pair_features``).
+
 A mean-pooled embedding of prompt and response alone reached only about 0.67
 kappa with GPT-4 on XSTest, below TF-IDF (about 0.80): what a reply *does*
 (refuse, comply) sits in its opening words and gets averaged away in a long
@@ -24,7 +27,7 @@ from tinyjudge.rubric import Rubric
 from ._base import RewardModel, init_common
 from ._embed import MINILM, FrozenEncoder
 from ._linear import SoftLogistic, TextFeatures, _refuse_pairwise, load_text_head, save_text_head
-from ._text import opening
+from ._text import View, opening
 
 __all__ = ["ProbeRM"]
 
@@ -106,7 +109,21 @@ class ProbeRM(RewardModel):
             "context": lambda v: v.context,
         }
         blocks = [enc.embed([texts[name](v) for v in views]) for name in self._views()]
+        if self.rubric.reward_model.references:
+            blocks += self._pair_features(enc, views)
         return np.hstack(blocks).astype(np.float32) * self.emb_weight
+
+    @staticmethod
+    def _pair_features(enc: FrozenEncoder, views: list[View]) -> list[np.ndarray]:
+        """The references against the reply: their embeddings' product, and their cosine.
+
+        A reference's own embedding would say which question an item is about; how the
+        reply relates to it (restates the correct answer, or not) is what carries over.
+        """
+        ref = enc.embed([v.references for v in views])
+        reply = enc.embed([v.response for v in views])
+        product = ref * reply  # both unit vectors: the columns sum to the cosine
+        return [product, product.sum(axis=1, keepdims=True)]
 
     def _views(self) -> list[str]:
         names = [v.strip() for v in self.views.split(",") if v.strip()]
@@ -128,7 +145,9 @@ class ProbeRM(RewardModel):
 
     def _fit(self, items: list[Item], Y: np.ndarray, sample_weight: np.ndarray) -> None:
         _refuse_pairwise(items, self.tier)
-        self.features_ = TextFeatures(self.opening_chars, view=self.view).fit(items)
+        self.features_ = TextFeatures(self.opening_chars, view=self.view, rubric=self.rubric).fit(
+            items
+        )
         enc = self._encoder()
         before = enc.tokens_seen
         X = self._features(items)

@@ -5,9 +5,11 @@ request, in the light of what came before. So each item is split into a
 ``context`` (everything up to and including the last user turn) and a
 ``response`` (everything after it: assistant turns, tool calls, tool results).
 
-A rubric's ``reward_model.view`` may narrow the context to the first user turn
-(and the first answer); :func:`item_views` is the one place that builds what a
-model reads, for fitting, scoring and serving alike.
+A rubric's ``reward_model.view`` (one of :data:`tinyjudge.rubric.VIEWS`) may
+narrow the context to the first user turn (and the first answer), or to nothing
+(``answer``), and ``reward_model.references`` adds the rubric's references;
+:func:`item_views` is the one place that builds what a model reads, for fitting,
+scoring and serving alike.
 """
 
 from __future__ import annotations
@@ -16,10 +18,9 @@ from typing import Literal, NamedTuple
 
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Message
+from tinyjudge.rubric import VIEWS, Rubric
 
-__all__ = ["View", "VIEWS", "render_messages", "item_views", "answer_prefixes", "opening"]
-
-VIEWS = ("window", "first_user_last_answer", "first_user_first_last_answer")
+__all__ = ["View", "render_messages", "item_views", "answer_prefixes", "opening"]
 
 
 class View(NamedTuple):
@@ -75,6 +76,8 @@ def _narrow(messages: list[Message], view: str) -> View:
     last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=None)
     if first_user is None or last_user is None or last_user == len(messages) - 1:
         return window  # no reply after a request: nothing to narrow
+    if view == "answer":
+        return View("", window.response, "start")
     head = [messages[first_user]]
     if view == "first_user_first_last_answer" and last_user > first_user:
         # The first answer: what follows the first user turn up to the next one.
@@ -83,29 +86,34 @@ def _narrow(messages: list[Message], view: str) -> View:
     return View(render_messages(head), window.response, "start")
 
 
-def item_views(item: Item, view: str = "window") -> list[View]:
+def item_views(item: Item, view: str = "window", rubric: Rubric | None = None) -> list[View]:
     """What a reward model reads: one view for a single item, two (``a``, ``b``) for a pair.
 
     Args:
         item: the item.
-        view: a rubric's ``reward_model.view``: ``window`` (everything up to the
-            last user turn, then the reply), ``first_user_last_answer`` or
+        view: a rubric's ``reward_model.view``, one of :data:`tinyjudge.rubric.VIEWS`:
+            ``window`` (everything up to the last user turn, then the reply),
+            ``answer`` (the last answer alone), ``first_user_last_answer`` or
             ``first_user_first_last_answer``.
+        rubric: the model's rubric; when its ``reward_model.references`` is set,
+            each view carries the item's references (:meth:`Rubric.reference_text`).
     """
     if view not in VIEWS:
         raise TinyjudgeError(f"unknown reward-model view {view!r}; views are {list(VIEWS)}")
+    refs = rubric.reference_text(item) if rubric and rubric.reward_model.references else ""
     if not item.is_pairwise:
-        if view == "window":
-            return [_split(item.messages)]
-        return [_narrow(item.messages, view)]
+        one = _split(item.messages) if view == "window" else _narrow(item.messages, view)
+        return [one._replace(references=refs)]
     ctx = item.context or []
-    if view != "window":
+    if view == "answer":
+        ctx = []
+    elif view != "window":
         ctx = [m for m in ctx if m.role == "user"][:1] or ctx
     context = render_messages(ctx)
     keep: Literal["end", "start"] = "end" if view == "window" else "start"
     return [
-        View(context, render_messages(item.response_a or []), keep),
-        View(context, render_messages(item.response_b or []), keep),
+        View(context, render_messages(item.response_a or []), keep, refs),
+        View(context, render_messages(item.response_b or []), keep, refs),
     ]
 
 

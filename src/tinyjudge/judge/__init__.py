@@ -6,12 +6,14 @@ figures. Each label holds the verdict, its distribution (from logprobs or sample
 a rationale, an optional hint, both orders for a pair; cached in SQLite so that a
 re-run or a resumed run makes no call twice. ``window_messages`` says which part of a long
 trajectory the judge sees (steps are 0-based indices of ``item.messages``).
+``Panel`` runs several judges on the same items and adds their vote.
 ``LocalServer`` and ``replay_server`` are real local OpenAI-compatible servers
 for tests, benchmarks and the keyless demo.
 """
 
 from __future__ import annotations
 
+from ._panel import Panel, PanelJudgment, PanelMember, load_panel, panel_labels
 from ._parse import ParseFailure, Verdict, parse_verdict
 from ._probs import probs_from_logprobs, probs_from_samples
 from ._prompt import build_messages, verdict_schema
@@ -33,6 +35,11 @@ __all__ = [
     "Judgment",
     "Summary",
     "EndpointFailing",
+    "Panel",
+    "PanelJudgment",
+    "PanelMember",
+    "load_panel",
+    "panel_labels",
     "window_messages",
     "Windowed",
     "Shown",

@@ -18,10 +18,16 @@ from tinyjudge.rubric import Rubric, load_rubric
 from ._client import RESPONSE_FORMATS, Caller, CallFailed, FatalCallError, Mode, ResponseFormat
 from ._endpoint import bounded_http_client, client_url, shown_url
 from ._parse import bound_text
-from ._prompt import PROMPT_VERSION, build_messages, item_agents, verdict_schema
+from ._prompt import (
+    PROMPT_VERSION,
+    build_messages,
+    item_agents,
+    references_digest,
+    verdict_schema,
+)
 from ._store import Store, cache_key
 from ._summary import Judgment, Summary
-from ._verdicts import failed_result, make_label, result_from_outputs, swap_result
+from ._verdicts import blind_label, failed_result, make_label, result_from_outputs, swap_result
 from ._window import window_messages
 
 __all__ = ["Judge", "Judgment", "Summary", "EndpointFailing"]
@@ -178,7 +184,8 @@ class Judge:
 
     def key(self, item: Item, order: str = "ab") -> str:
         """The cache key of ``item`` in presentation ``order``."""
-        return cache_key(self.rubric_hash, item.content_hash(), self.model, self.params, order)
+        content = item.content_hash() + references_digest(item, self.rubric)
+        return cache_key(self.rubric_hash, content, self.model, self.params, order)
 
     def _check(self, items: list[Item]) -> None:
         check_unique_ids(items)
@@ -271,6 +278,9 @@ class Judge:
         orders = [["ab", "ba"] if it.is_pairwise else ["ab"] for it in items]
         keys = [[self.key(it, o) for o in os_] for it, os_ in zip(items, orders, strict=True)]
         cached = store.get_many([k for ks in keys for k in ks]) if store else {}
+        # An item lacking a required reference is unscored here, before any call.
+        blinds = [blind_label(it, self.rubric, self.source, self.rubric_hash) for it in items]
+        blind = {i: lab for i, lab in enumerate(blinds) if lab is not None}
         caller = Caller(
             lambda: openai.AsyncOpenAI(
                 api_key=self._key,
@@ -292,11 +302,15 @@ class Judge:
         next_index = iter(range(len(items)))
         done = 0
         # Items that need the endpoint, and how many failed in a row (for stop_after).
-        to_call = sum(1 for ks in keys if any(k not in cached for k in ks))
+        to_call = sum(
+            1 for i, ks in enumerate(keys) if i not in blind and any(k not in cached for k in ks)
+        )
         # A run whose cached items came from this endpoint is not "failing every call".
         failing: dict[str, Any] = {"in_a_row": 0, "answered": len(items) - to_call, "last": ""}
 
         async def judge_one(i: int) -> Label:
+            if i in blind:
+                return blind[i]
             item = items[i]
             results: dict[str, dict[str, Any]] = {}
             all_cached = True

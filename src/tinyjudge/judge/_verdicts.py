@@ -15,7 +15,14 @@ from tinyjudge.rubric import Rubric
 from ._parse import ParseFailure, Verdict, bound_text, parse_verdict
 from ._probs import mean_probs, one_hot, probs_from_logprobs
 
-__all__ = ["result_from_outputs", "failed_result", "swap_result", "make_label", "SWAP"]
+__all__ = [
+    "result_from_outputs",
+    "failed_result",
+    "swap_result",
+    "make_label",
+    "blind_label",
+    "SWAP",
+]
 
 SWAP = {"a": "b", "b": "a"}
 
@@ -120,6 +127,23 @@ def _usage(results: list[dict[str, Any]], cached: bool) -> dict[str, Any]:
             total[k] = total.get(k, 0) + v
     total["cached"] = cached
     return total
+
+
+def blind_label(item: Item, rubric: Rubric, source: str, rubric_hash: str) -> Label | None:
+    """The unscored label of an item lacking a required reference (never judged blind), or None."""
+    missing = rubric.missing_references(item)
+    if not missing:
+        return None
+    where = {r.name: r.from_ for r in rubric.references}
+    named = ", ".join(f'"{n}" ({where[n]})' for n in missing)
+    return Label(
+        item_id=item.id,
+        rubric=rubric.id,
+        rubric_hash=rubric_hash,
+        source=source,
+        status="unscored",
+        reason=f"missing reference {named}: not judged without it",
+    )
 
 
 def make_label(

@@ -13,7 +13,7 @@ from tinyjudge.judge import is_tool_error, window_messages
 from tinyjudge.records import Item, Message
 from tinyjudge.rubric import Rubric
 
-__all__ = ["MessageView", "ItemView", "item_view", "judge_window"]
+__all__ = ["MessageView", "ItemView", "ReferenceView", "item_view", "judge_window"]
 
 # A message longer than this starts folded, so a long transcript stays navigable.
 _FOLD_CHARS = 1500
@@ -40,12 +40,22 @@ class MessageView:
 
 
 @dataclass
+class ReferenceView:
+    """One of the rubric's references for the item: what the grader is given beside it."""
+
+    name: str
+    description: str
+    text: str
+
+
+@dataclass
 class ItemView:
     id: str
     messages: list[MessageView]
     response_a: list[MessageView] | None
     response_b: list[MessageView] | None
     window_note: str | None
+    references: list[ReferenceView] = field(default_factory=list)
 
     @property
     def partial_window(self) -> bool:
@@ -98,9 +108,20 @@ def _views(messages: list[Message], window: set[int] | None, offset: int = 0) ->
     return out
 
 
+def _references(item: Item, rubric: Rubric) -> list[ReferenceView]:
+    given = rubric.item_references(item)
+    return [
+        ReferenceView(r.name, r.description, _pretty(given[r.name]))
+        for r in rubric.references
+        if r.name in given
+    ]
+
+
 def item_view(item: Item, rubric: Rubric) -> ItemView:
-    """The view data of an item, with the judge's window marked on each message."""
+    """The view data of an item: the judge's window marked on each message, and the
+    rubric's references for it (what the judge was given beside the transcript)."""
     window, note = judge_window(item, rubric)
+    references = _references(item, rubric)
     if item.is_pairwise:
         context = item.context or []
         return ItemView(
@@ -109,6 +130,7 @@ def item_view(item: Item, rubric: Rubric) -> ItemView:
             response_a=_views(item.response_a or [], None),
             response_b=_views(item.response_b or [], None),
             window_note=note,
+            references=references,
         )
     return ItemView(
         id=item.id,
@@ -116,4 +138,5 @@ def item_view(item: Item, rubric: Rubric) -> ItemView:
         response_a=None,
         response_b=None,
         window_note=note,
+        references=references,
     )
