@@ -23,6 +23,7 @@ from typing import Any, TypedDict
 from rich.console import Console
 from rich.table import Table
 
+from tinyjudge._present import format_interval, show_model_calibration
 from tinyjudge.records import Item, Label
 
 __all__ = ["run_demo", "bundled_sample", "split_of", "limit_items"]
@@ -72,8 +73,6 @@ def _stage(console: Console, title: str, timings: dict[str, float]) -> Iterator[
 
 
 def _fmt_ci(x: float | None, ci: Sequence[float | None] | None) -> str:
-    from tinyjudge.commands._io import format_interval
-
     return format_interval(x, ci, missing="n/a")
 
 
@@ -117,7 +116,6 @@ def run_demo(
         raise TinyjudgeError(f"--limit must be at least 3 (one item per split), got {limit}")
     from tinyjudge.audit.report import build_report, write_report
     from tinyjudge.calibrate import calibrate_model, save_model_calibration
-    from tinyjudge.commands.calibrate import show_model_calibration
     from tinyjudge.datasets.importers import run_import
     from tinyjudge.datasets.jsonl import write_jsonl
     from tinyjudge.distill import distill, load_model
