@@ -33,7 +33,8 @@ from sklearn.metrics import accuracy_score, cohen_kappa_score
 
 from tinyjudge.audit.flips import compare_flips, dialogue_flips
 from tinyjudge.datasets.importers import run_import
-from tinyjudge.distill import make_model, parse_params, training_set
+from tinyjudge.commands._params import parse_params
+from tinyjudge.distill import make_model, training_set
 from tinyjudge.distill._text import VIEWS
 from tinyjudge.rubric import load_rubric
 

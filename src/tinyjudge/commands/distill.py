@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from ._io import err, out, read_label_files, resolve_rubric
+from ._params import parse_params
 
 __all__ = ["command"]
 
@@ -46,7 +47,7 @@ def command(
     from rich.logging import RichHandler
 
     from tinyjudge.datasets.jsonl import read_items
-    from tinyjudge.distill import distill, parse_params
+    from tinyjudge.distill import distill
 
     # Training progress (epochs, loss) is logged by the encoder tier; show it live.
     progress_log = logging.getLogger("tinyjudge.distill")
