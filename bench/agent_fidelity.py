@@ -32,8 +32,8 @@ import numpy as np
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 
 from tinyjudge.audit.flips import compare_flips, dialogue_flips
-from tinyjudge.datasets.importers import run_import
 from tinyjudge.commands._params import parse_params
+from tinyjudge.datasets.importers import run_import
 from tinyjudge.distill import make_model, training_set
 from tinyjudge.distill._text import VIEWS
 from tinyjudge.rubric import load_rubric

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tinyjudge.datasets.importers._aggregate import dawid_skene, majority
+from tinyjudge._aggregate import dawid_skene, majority
 from tinyjudge.datasets.importers.label_sheet import import_labels
 from tinyjudge.errors import DataError, TinyjudgeError
 from tinyjudge.records import Item, Message

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from tinyjudge._people_methods import DEFAULT_PEOPLE_METHOD, PEOPLE_METHODS
+
 from ._io import err, out, read_label_files, resolve_rubric
 from ._params import parse_params
 
@@ -29,10 +31,10 @@ def command(
         None, "--human", help="people's labels too (e.g. human:final): learn to predict them"
     ),
     human_method: str = typer.Option(
-        "auto",
+        DEFAULT_PEOPLE_METHOD,
         "--human-method",
-        help="auto (people from 100 human labels, else weighted) | people | weighted | "
-        "posterior | forward | dawid-skene (see docs/distill.md)",
+        help=" | ".join(f"{name} ({how.brief})" for name, how in PEOPLE_METHODS.items())
+        + " (see docs/distill.md)",
     ),
     human_weight: float = typer.Option(
         None, "--human-weight", help="weighted: one person's row in judge rows (default: even)"

@@ -192,9 +192,7 @@ def final_labels(labels: list[Label], rubric: Rubric, method: Method = "majority
     is ``unscored`` (reason: the tied labels and their votes). With
     ``dawid-skene``, ``probs`` is the posterior of the true label.
     """
-    import numpy as np  # here, so that the CLI's import table stays light
-
-    from ._aggregate import dawid_skene, majority
+    from tinyjudge._aggregate import dawid_skene, majority, vote_counts
 
     if rubric.type == "step":
         raise TinyjudgeError(
@@ -203,14 +201,10 @@ def final_labels(labels: list[Label], rubric: Rubric, method: Method = "majority
     names = rubric.label_names
     item_ids = list(dict.fromkeys(lab.item_id for lab in labels if lab.status == "ok"))
     raters = list(dict.fromkeys(lab.source for lab in labels if lab.status == "ok"))
-    row = {i: n for n, i in enumerate(item_ids)}
-    col = {r: n for n, r in enumerate(raters)}
     if not item_ids:
         return []
-    votes = np.zeros((len(item_ids), len(raters), len(names)))
-    for lab in labels:
-        if lab.status == "ok" and lab.label in names:
-            votes[row[lab.item_id], col[lab.source], names.index(lab.label)] += 1
+    said = [(lab.item_id, lab.source, lab.label) for lab in labels if lab.status == "ok"]
+    votes = vote_counts([(i, r, k) for i, r, k in said if k], item_ids, raters, names)
     agg = majority(votes) if method == "majority" else dawid_skene(votes)
     source_note = "majority of" if method == "majority" else "Dawid-Skene over"
     out = []
