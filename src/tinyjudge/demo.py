@@ -108,12 +108,14 @@ def run_demo(
             (the live local model behind llama.cpp; needs ``tinyjudge[local]``).
         limit: run the loop on this many items, taken in turn from each split.
     """
-    from tinyjudge.errors import TinyjudgeError
+    from tinyjudge.errors import UsageError
 
     if judge not in ("replay", "local"):
-        raise TinyjudgeError(f"--judge {judge!r} is not one of ['replay', 'local']")
+        raise UsageError(f"judge {judge!r} is not one of ['replay', 'local']", param="judge")
     if limit is not None and limit < 3:
-        raise TinyjudgeError(f"--limit must be at least 3 (one item per split), got {limit}")
+        raise UsageError(
+            f"limit must be at least 3 (one item per split), got {limit}", param="limit"
+        )
     from tinyjudge.audit.report import build_report, write_report
     from tinyjudge.calibrate import calibrate_model, save_model_calibration
     from tinyjudge.datasets.importers import run_import

@@ -144,7 +144,7 @@ def test_same_rater_twice_names_both_rows(tmp_path: Path) -> None:
 def test_options_that_do_not_go_together(tmp_path: Path) -> None:
     path = tmp_path / "s.csv"
     path.write_text("item,a,b\n")
-    with pytest.raises(TinyjudgeError, match="one --label-field with --rater-field"):
+    with pytest.raises(TinyjudgeError, match="label_fields names one column with rater_field"):
         import_labels(path, "compliance", "item", ["a", "b"], rater_field="r")
 
 

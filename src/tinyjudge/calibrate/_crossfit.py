@@ -15,7 +15,7 @@ from sklearn.base import clone
 
 from tinyjudge.calibrate._calibrators import BaseCalibrator, check_probs, make_calibrator
 from tinyjudge.calibrate._metrics import calibration_metrics
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 
 __all__ = ["CrossFitResult", "cross_fit"]
 
@@ -75,19 +75,17 @@ def cross_fit(
     names = list(classes) if classes is not None else None
     y_idx = make_calibrator("temperature", names)._targets(y, P.shape[1])
     if len(y_idx) != len(P):
-        raise TinyjudgeError(f"P has {len(P)} rows but y has {len(y_idx)} entries")
+        raise UsageError(f"P has {len(P)} rows but y has {len(y_idx)} entries")
     if n_splits < 2:
-        raise TinyjudgeError(f"n_splits must be at least 2, got {n_splits}")
+        raise UsageError(f"n_splits must be at least 2, got {n_splits}")
     if groups is not None:
         n_groups = len(set(groups))
         if n_splits > n_groups:
-            raise TinyjudgeError(
-                f"n_splits={n_splits} needs at least as many groups, got {n_groups}"
-            )
+            raise UsageError(f"n_splits={n_splits} needs at least as many groups, got {n_groups}")
         splits = GroupKFold(n_splits=n_splits).split(P, y_idx, groups=list(groups))
     else:
         if n_splits > len(P):
-            raise TinyjudgeError(f"n_splits={n_splits} is more than the {len(P)} items")
+            raise UsageError(f"n_splits={n_splits} is more than the {len(P)} items")
         splits = KFold(n_splits=n_splits, shuffle=True, random_state=seed).split(P)
     after = np.empty_like(P)
     fold = np.empty(len(P), dtype=np.intp)

@@ -68,7 +68,7 @@ class MethodCheck(NamedTuple):
         better = (
             "no calibration is better on this data"
             if self.best == "identity"
-            else f"--method {self.best} is better on this data "
+            else f"method {self.best!r} is better on this data "
             f"(held-out NLL {self.table[self.best]['nll']:.4f}, "
             f"ECE {self.table[self.best]['ece']:.4f})"
         )

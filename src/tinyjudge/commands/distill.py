@@ -13,6 +13,11 @@ from ._params import parse_params
 
 __all__ = ["command"]
 
+_HUMAN_METHODS_HELP = (
+    " | ".join(f"{name} ({how.brief})" for name, how in PEOPLE_METHODS.items())
+    + " (see docs/distill.md)"
+)
+
 
 def command(
     items: Path = typer.Argument(..., help="items.jsonl"),
@@ -33,8 +38,7 @@ def command(
     human_method: str = typer.Option(
         DEFAULT_PEOPLE_METHOD,
         "--human-method",
-        help=" | ".join(f"{name} ({how.brief})" for name, how in PEOPLE_METHODS.items())
-        + " (see docs/distill.md)",
+        help=_HUMAN_METHODS_HELP,
     ),
     human_weight: float = typer.Option(
         None, "--human-weight", help="weighted: one person's row in judge rows (default: even)"

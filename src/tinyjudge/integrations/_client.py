@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import EndpointError, ModelDirError
 from tinyjudge.serve._rollouts import (
     describe_reward,
     reward_labels_for,
@@ -56,7 +56,7 @@ class RewardClient:
             from tinyjudge.distill import load_model
 
             if not os.path.isdir(where):
-                raise TinyjudgeError(f"{where}: no such model directory (or give an http:// URL)")
+                raise ModelDirError(f"{where}: no such model directory (or give an http:// URL)")
             self.url = None
             self.model = load_model(where)
             self.reward_labels = reward_labels_for(self.model, reward)
@@ -90,9 +90,9 @@ class RewardClient:
         try:
             r = httpx.post(self.url, json=body, headers=self.headers, timeout=self.timeout)
         except httpx.HTTPError as e:
-            raise TinyjudgeError(f"reward server {self.url}: {type(e).__name__}: {e}") from None
+            raise EndpointError(f"reward server {self.url}: {type(e).__name__}: {e}") from None
         if r.status_code != 200:
-            raise TinyjudgeError(
+            raise EndpointError(
                 f"reward server {self.url} answered {r.status_code}: {r.text[:300]}"
             )
         return [float(x) for x in r.json()["rewards"]]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
-from tinyjudge.errors import DataError, TinyjudgeError
+from tinyjudge.errors import DataError, RubricError, UsageError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
 
@@ -113,9 +113,12 @@ def import_labels(
     """
     rub = load_rubric(rubric)
     if not label_fields:
-        raise TinyjudgeError("--label-field names no column")
+        raise UsageError("label_fields names no column", param="label_fields")
     if rater_field is not None and len(label_fields) > 1:
-        raise TinyjudgeError("give one --label-field with --rater-field, or several without it")
+        raise UsageError(
+            "label_fields names one column with rater_field (long form), or several without it",
+            param="label_fields",
+        )
     out = LabelImport()
     seen: dict[tuple[str, str], str] = {}  # (item, source) -> where
     per_item: dict[str, int] = {}
@@ -195,9 +198,7 @@ def final_labels(labels: list[Label], rubric: Rubric, method: Method = "majority
     from tinyjudge._aggregate import dawid_skene, majority, vote_counts
 
     if rubric.type == "step":
-        raise TinyjudgeError(
-            f"rubric {rubric.id} has open step labels; a sheet cannot vote on them"
-        )
+        raise RubricError(f"rubric {rubric.id} has open step labels; a sheet cannot vote on them")
     names = rubric.label_names
     item_ids = list(dict.fromkeys(lab.item_id for lab in labels if lab.status == "ok"))
     raters = list(dict.fromkeys(lab.source for lab in labels if lab.status == "ok"))
