@@ -20,6 +20,7 @@ from tinyjudge.errors import DataError, RubricError, UsageError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
 
+from ._common import SkipBad
 from ._rows import read_rows
 
 __all__ = ["LabelImport", "import_labels", "label_text", "match_label", "final_labels"]
@@ -123,11 +124,7 @@ def import_labels(
     seen: dict[tuple[str, str], str] = {}  # (item, source) -> where
     per_item: dict[str, int] = {}
 
-    def bad(err: DataError) -> None:
-        if not skip_bad:
-            raise err
-        out.bad.append(err)
-
+    bad = SkipBad(skip_bad, out.bad)
     for row in read_rows(path, on_error=bad):
         data = row.data
         missing = [c for c in [item_field, *label_fields, rater_field] if c and c not in data]
