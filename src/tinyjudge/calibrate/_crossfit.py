@@ -8,7 +8,7 @@ than it will on new prompts.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict
 
 import numpy as np
 from sklearn.base import clone
@@ -17,7 +17,7 @@ from tinyjudge.calibrate._calibrators import BaseCalibrator, check_probs, make_c
 from tinyjudge.calibrate._metrics import calibration_metrics
 from tinyjudge.errors import UsageError
 
-__all__ = ["CrossFitResult", "cross_fit"]
+__all__ = ["CrossFitResult", "CrossFitOptions", "cross_fit"]
 
 
 class CrossFitResult(NamedTuple):
@@ -31,6 +31,8 @@ class CrossFitResult(NamedTuple):
         fold: the fold each row was held out in.
         metrics_before: ``{metric: BootstrapCI}`` of ``before``.
         metrics_after: ``{metric: BootstrapCI}`` of ``after``.
+        groups: the group key per row the folds kept whole (None: random folds).
+        seed: the folds' and bootstrap's seed.
     """
 
     method: str
@@ -40,6 +42,18 @@ class CrossFitResult(NamedTuple):
     fold: np.ndarray
     metrics_before: dict[str, Any]
     metrics_after: dict[str, Any]
+    groups: Sequence[Any] | None = None
+    seed: int = 0
+
+
+class CrossFitOptions(TypedDict, total=False):
+    """:func:`cross_fit`'s keyword options, for a function that passes them on to it."""
+
+    classes: Sequence[Any] | None
+    groups: Sequence[Any] | None
+    n_splits: int
+    n_boot: int
+    seed: int
 
 
 def cross_fit(
@@ -102,4 +116,6 @@ def cross_fit(
         fold,
         calibration_metrics(y_idx, P, **kw),
         calibration_metrics(y_idx, after, **kw),
+        groups,
+        seed,
     )
