@@ -73,9 +73,10 @@ def test_the_flag_count_sees_a_flag_in_a_message() -> None:
 
 @pytest.mark.xfail(
     strict=False,
-    reason="the areas other developers are changing still speak flags: _http.py, label/, "
-    "serve/, datasets/importers/chat.py, distill/ (_data, _distill, _linear, _ort) and "
-    "calibrate/_fit.py's file writes",
+    reason="31 left, in areas other developers are changing: _http.py 4, label/ 8, serve/ 6, "
+    "datasets/importers/chat.py 2, distill/ 8 (_data 3, _distill 2, _linear 1, _ort 2), "
+    "calibrate/_fit.py's file writes 1; and two that stay: calibrate/_data.py's "
+    "'score with --uncalibrated' hint, judge/local/_model.py's 'pip install --no-deps'",
 )
 def test_at_most_five_string_literals_outside_commands_name_a_flag() -> None:
     counts = flag_literals()
