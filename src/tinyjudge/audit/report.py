@@ -326,9 +326,7 @@ def build_report(
     labels = [lab for lab in labels if rubric_id is None or lab.rubric == rubric_id]
     table = index_labels(labels)
     if reference not in table:
-        raise UsageError(
-            f"no labels from reference {reference!r}; sources: {sorted(table)}", param="reference"
-        )
+        raise UsageError(f"no labels from reference {reference!r}; sources: {sorted(table)}")
     if (group_by or slice_by) and items is None:
         raise UsageError("group_by and slice_by read item metadata: pass items", param="items")
     by_id = {it.id: it for it in items or []}
