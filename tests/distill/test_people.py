@@ -152,3 +152,21 @@ def test_auto_uses_people_from_100_labels_else_weighted(xs, n_prompts: int, reso
     labels, keep = _with_people_on(xs, n_prompts)
     pt = people_targets(xs.items, labels, "judge:gpt-4", "human:final", "compliance")
     assert pt.method == resolved and pt.card()["human_method"] == resolved
+
+
+@pytest.mark.parametrize("method", sorted(set(PEOPLE_METHODS) - {"auto"}))
+def test_the_model_card_describes_each_method_from_the_one_table(method: str) -> None:
+    from tinyjudge.distill._base import _people_lines
+
+    card = {"human_source": "human:final", "human_method": method, "human_weight": 2.5}
+    (line,) = _people_lines(card)
+    assert line.endswith(f"method `{method}`: {PEOPLE_METHODS[method].card.format(weight=2.5)}")
+
+
+def test_the_cli_lists_every_people_method() -> None:
+    from support import run_tinyjudge
+
+    done = run_tinyjudge("distill", "--help", env={"COLUMNS": "400"})
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    assert all(f"{name} ({how.brief})" in text for name, how in PEOPLE_METHODS.items())
