@@ -34,8 +34,9 @@ import numpy as np
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 
 from tinyjudge.audit.flips import compare_flips, dialogue_flips
+from tinyjudge.commands._params import parse_params
 from tinyjudge.datasets.importers import run_import
-from tinyjudge.distill import make_model, parse_params, training_set
+from tinyjudge.distill import make_model, training_set
 from tinyjudge.records import Label
 from tinyjudge.rubric import VIEWS, Rubric, load_rubric
 

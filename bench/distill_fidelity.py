@@ -22,8 +22,9 @@ import numpy as np
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 from sklearn.model_selection import GroupKFold
 
+from tinyjudge.commands._params import parse_params
 from tinyjudge.datasets.importers import run_import
-from tinyjudge.distill import group_keys, make_model, parse_params, training_set
+from tinyjudge.distill import group_keys, make_model, training_set
 
 RESULTS = Path(__file__).parent / "results" / "distill_fidelity.json"
 

@@ -344,5 +344,5 @@ def test_compare_methods_against_no_calibration(sharpen: float, method: str, ok:
     if ok:
         assert check.best != "identity" and "no worse" in check.message()
     else:
-        named = "no calibration" if check.best == "identity" else f"--method {check.best}"
+        named = "no calibration" if check.best == "identity" else f"method {check.best!r}"
         assert "worse than none" in check.message() and f"{named} is better" in check.message()

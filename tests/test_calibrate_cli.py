@@ -199,7 +199,7 @@ def test_calibration_that_makes_things_worse_is_not_applied(
         assert proc.returncode == 2
         assert re.search(
             r"isotonic calibration makes held-out NLL .* "
-            r"worse than none; --method \w+ is better on this data .*; --if-worse keep",
+            r"worse than none; method '\w+' is better on this data .*; --if-worse keep",
             proc.stderr,
         ), proc.stderr
         assert not (out / "calibration.json").exists()

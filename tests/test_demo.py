@@ -79,5 +79,5 @@ def test_demo_refuses_an_unknown_judge(tmp_path: Path) -> None:
 
     from tinyjudge.errors import TinyjudgeError
 
-    with pytest.raises(TinyjudgeError, match=r"--judge 'gpt' is not one of \['replay', 'local'\]"):
+    with pytest.raises(TinyjudgeError, match=r"judge 'gpt' is not one of \['replay', 'local'\]"):
         run_demo(None, tmp_path, judge="gpt")

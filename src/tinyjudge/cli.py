@@ -16,6 +16,7 @@ from types import FrameType
 import typer
 from rich.markup import escape
 
+from tinyjudge.commands._flags import in_flags
 from tinyjudge.commands._io import err
 from tinyjudge.errors import TinyjudgeError, one_line
 
@@ -100,7 +101,7 @@ def _run() -> None:
     try:
         rc = app(standalone_mode=False)
     except TinyjudgeError as e:
-        err.print(f"[bold red]error:[/] {escape(str(e))}", markup=True, soft_wrap=True)
+        err.print(f"[bold red]error:[/] {escape(in_flags(e))}", markup=True, soft_wrap=True)
         sys.exit(e.exit_code)
     except OSError as e:
         # A path the user gave that cannot be read or written (permissions, a

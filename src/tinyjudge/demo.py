@@ -24,6 +24,7 @@ from typing import Any, TypedDict
 from rich.console import Console
 from rich.table import Table
 
+from tinyjudge._present import format_interval, show_model_calibration
 from tinyjudge.records import Item, Label
 
 __all__ = ["run_demo", "bundled_sample", "split_of", "limit_items"]
@@ -73,8 +74,6 @@ def _stage(console: Console, title: str, timings: dict[str, float]) -> Iterator[
 
 
 def _fmt_ci(x: float | None, ci: Sequence[float | None] | None) -> str:
-    from tinyjudge.commands._io import format_interval
-
     return format_interval(x, ci, missing="n/a")
 
 
@@ -110,15 +109,16 @@ def run_demo(
             (the live local model behind llama.cpp; needs ``tinyjudge[local]``).
         limit: run the loop on this many items, taken in turn from each split.
     """
-    from tinyjudge.errors import TinyjudgeError
+    from tinyjudge.errors import UsageError
 
     if judge not in ("replay", "local"):
-        raise TinyjudgeError(f"--judge {judge!r} is not one of ['replay', 'local']")
+        raise UsageError(f"judge {judge!r} is not one of ['replay', 'local']", param="judge")
     if limit is not None and limit < 3:
-        raise TinyjudgeError(f"--limit must be at least 3 (one item per split), got {limit}")
+        raise UsageError(
+            f"limit must be at least 3 (one item per split), got {limit}", param="limit"
+        )
     from tinyjudge.audit.report import build_report, write_report
     from tinyjudge.calibrate import calibrate_model, save_model_calibration
-    from tinyjudge.commands.calibrate import show_model_calibration
     from tinyjudge.datasets.importers import run_import
     from tinyjudge.datasets.jsonl import write_jsonl
     from tinyjudge.distill import SplitWarning, distill, load_model

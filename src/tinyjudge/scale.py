@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tinyjudge._memory import trimming
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
     try:
         import ray
     except ImportError:
-        raise TinyjudgeError(
+        raise UsageError(
             "Ray is not installed; pip install 'tinyjudge[ray]' (or 'ray[data]')"
         ) from None
 
@@ -190,7 +190,7 @@ def judge_dataset(
     import ray.data
 
     if "api_key" in judge_kwargs:
-        raise TinyjudgeError(
+        raise UsageError(
             "don't pass api_key to judge_dataset (it would travel with the task); "
             "set OPENAI_API_KEY on every node instead"
         )

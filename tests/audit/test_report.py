@@ -167,7 +167,7 @@ def test_report_with_an_explicit_scale_adds_ordinal_figures() -> None:
     ("kwargs", "match"),
     [
         ({"reference": "human:nobody"}, r"no labels from reference 'human:nobody'; sources: \["),
-        ({"reference": "human:final", "group_by": "metadata.prompt_id"}, "pass --items"),
+        ({"reference": "human:final", "group_by": "metadata.prompt_id"}, "pass items$"),
     ],
     ids=["unknown-reference", "group-without-items"],
 )

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tinyjudge.datasets.importers._aggregate import dawid_skene, majority
+from tinyjudge._aggregate import dawid_skene, majority, vote_counts
 from tinyjudge.datasets.importers.label_sheet import import_labels
 from tinyjudge.errors import DataError, TinyjudgeError
 from tinyjudge.records import Item, Message
@@ -144,8 +144,19 @@ def test_same_rater_twice_names_both_rows(tmp_path: Path) -> None:
 def test_options_that_do_not_go_together(tmp_path: Path) -> None:
     path = tmp_path / "s.csv"
     path.write_text("item,a,b\n")
-    with pytest.raises(TinyjudgeError, match="one --label-field with --rater-field"):
+    with pytest.raises(TinyjudgeError, match="label_fields names one column with rater_field"):
         import_labels(path, "compliance", "item", ["a", "b"], rater_field="r")
+
+
+def test_vote_counts_counts_each_listed_vote_once() -> None:
+    votes = [
+        ("q1", "ann", "no"), ("q1", "bob", "yes"), ("q1", "bob", "yes"),  # bob twice: 2
+        ("q2", "ann", "yes"),
+        ("q9", "ann", "no"), ("q1", "cat", "no"), ("q1", "ann", "maybe"),  # not listed
+    ]  # fmt: skip
+    got = vote_counts(votes, ["q1", "q2"], ["ann", "bob"], ["yes", "no"])
+    assert got.shape == (2, 2, 2)
+    assert got.tolist() == [[[0, 1], [2, 0]], [[1, 0], [0, 0]]]
 
 
 def test_majority_vote_shares() -> None:

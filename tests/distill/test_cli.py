@@ -155,7 +155,7 @@ def test_distill_with_an_unknown_people_method_is_one_line(files: Path, tmp_path
     res = _distill(files, "linear", tmp_path / "m", "--human", "human:final",
                    "--human-method", "magic")  # fmt: skip
     assert res.returncode == 2
-    assert "unknown --human method 'magic'" in " ".join(res.stderr.split())
+    assert "unknown --human-method 'magic'" in " ".join(res.stderr.split())
     assert "Traceback" not in res.stderr
 
 

@@ -12,7 +12,7 @@ from tinyjudge.distill._people import (
     judge_confusion,
     people_targets,
 )
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import TinyjudgeError, UsageError
 
 NAMES = ["full_compliance", "full_refusal", "partial_refusal"]
 
@@ -106,11 +106,11 @@ def test_distill_with_people_validates_against_people(xs, tmp_path) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"method": "magic"}, "unknown --human method 'magic'"),
+        ({"method": "magic"}, "unknown human_method 'magic'"),
         ({"human": "human:nobody"}, r"no labels with source 'human:nobody'"),
-        ({"weight": -3.0}, r"--human-weight must be a positive number .*, got -3\.0"),
-        ({"weight": 0.0}, r"--human-weight must be a positive number"),
-        ({"weight": float("nan")}, r"--human-weight must be a positive number .*, got nan"),
+        ({"weight": -3.0}, r"human_weight must be a positive number .*, got -3\.0"),
+        ({"weight": 0.0}, r"human_weight must be a positive number"),
+        ({"weight": float("nan")}, r"human_weight must be a positive number .*, got nan"),
     ],
     ids=["method", "source", "negative-weight", "zero-weight", "nan-weight"],
 )
@@ -119,6 +119,18 @@ def test_people_targets_errors(xs, kwargs, match: str) -> None:
     with pytest.raises(TinyjudgeError, match=match):
         people_targets(xs.items, xs.labels, "judge:gpt-4", args["human"], "compliance",
                        args["method"], args["weight"])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("method", "weight", "param"),
+    [("magic", None, "human_method"), ("weighted", -3.0, "human_weight")],
+    ids=["method", "weight"],
+)
+def test_people_targets_usage_errors_name_the_parameter(xs, method, weight, param) -> None:
+    with pytest.raises(UsageError) as caught:
+        people_targets(xs.items, xs.labels, "judge:gpt-4", "human:final", "compliance",
+                       method, weight)  # fmt: skip
+    assert caught.value.param == param
 
 
 def test_no_item_labelled_by_people_is_one_line(xs) -> None:
@@ -140,3 +152,21 @@ def test_auto_uses_people_from_100_labels_else_weighted(xs, n_prompts: int, reso
     labels, keep = _with_people_on(xs, n_prompts)
     pt = people_targets(xs.items, labels, "judge:gpt-4", "human:final", "compliance")
     assert pt.method == resolved and pt.card()["human_method"] == resolved
+
+
+@pytest.mark.parametrize("method", sorted(set(PEOPLE_METHODS) - {"auto"}))
+def test_the_model_card_describes_each_method_from_the_one_table(method: str) -> None:
+    from tinyjudge.distill._base import _people_lines
+
+    card = {"human_source": "human:final", "human_method": method, "human_weight": 2.5}
+    (line,) = _people_lines(card)
+    assert line.endswith(f"method `{method}`: {PEOPLE_METHODS[method].card.format(weight=2.5)}")
+
+
+def test_the_cli_lists_every_people_method() -> None:
+    from support import run_tinyjudge
+
+    done = run_tinyjudge("distill", "--help", env={"COLUMNS": "400"})
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    assert all(f"{name} ({how.brief})" in text for name, how in PEOPLE_METHODS.items())

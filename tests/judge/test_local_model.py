@@ -87,7 +87,7 @@ def test_the_real_chunks_verify() -> None:
 
 
 def test_a_missing_gguf_is_a_one_line_error(tmp_path: Path) -> None:
-    with pytest.raises(TinyjudgeError, match=r"--gguf .*nope\.gguf: no such file"):
+    with pytest.raises(TinyjudgeError, match=r"gguf .*nope\.gguf: no such file"):
         LlamaServer(tmp_path / "nope.gguf")
 
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 import numpy as np
 
 from tinyjudge.audit._encode import is_missing, label_order
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 
 __all__ = ["Level", "krippendorff_alpha", "alpha_from_value_counts", "alpha_from_confusion"]
 
@@ -60,12 +60,12 @@ def alpha_from_value_counts(
         disagreement is 0), where alpha is undefined.
     """
     if level not in _LEVELS:
-        raise TinyjudgeError(f"level must be one of {list(_LEVELS)}, got {level!r}")
+        raise UsageError(f"level must be one of {list(_LEVELS)}, got {level!r}")
     counts = np.asarray(value_counts, dtype=float)
     m_u = counts.sum(axis=1)
     pairable = counts[m_u >= 2]
     if pairable.shape[0] == 0:
-        raise TinyjudgeError(
+        raise UsageError(
             "no unit has ratings from two or more raters, so there is nothing to agree on"
         )
     n_units, n_values = pairable.shape
@@ -97,7 +97,7 @@ def alpha_from_confusion(counts: np.ndarray, level: Level = "nominal") -> float:
     n_v = o.sum(axis=0)
     n = n_v.sum()
     if n < 2:
-        raise TinyjudgeError("no items to compare")
+        raise UsageError("no items to compare")
     e = (np.outer(n_v, n_v) - np.diag(n_v)) / (n - 1)
     d = _distances(np.arange(k, dtype=float), n_v, level)
     d_e = float((e * d).sum())
@@ -133,18 +133,16 @@ def krippendorff_alpha(
     0.4444
     """
     if level not in _LEVELS:
-        raise TinyjudgeError(f"level must be one of {list(_LEVELS)}, got {level!r}")
+        raise UsageError(f"level must be one of {list(_LEVELS)}, got {level!r}")
     rows = [list(r) for r in ratings]
     if not rows:
-        raise TinyjudgeError("no raters: ratings is empty")
+        raise UsageError("no raters: ratings is empty")
     widths = {len(r) for r in rows}
     if len(widths) != 1:
-        raise TinyjudgeError(
-            f"every rater row needs one entry per unit, got lengths {sorted(widths)}"
-        )
+        raise UsageError(f"every rater row needs one entry per unit, got lengths {sorted(widths)}")
     present = [v for r in rows for v in r if not is_missing(v)]
     if labels is None and level != "nominal" and any(isinstance(v, str) for v in present):
-        raise TinyjudgeError(
+        raise UsageError(
             f"{level} alpha on string labels needs labels=[...] in scale order; "
             f"got e.g. {sorted(set(present))[:4]}"
         )

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 
 __all__ = ["is_missing", "label_order", "encode"]
 
@@ -39,10 +39,10 @@ def label_order(values: Iterable[Any], labels: Sequence[Any] | None = None) -> l
     if labels is not None:
         order = [_py(v) for v in labels]
         if len(set(order)) != len(order):
-            raise TinyjudgeError(f"labels must be distinct, got {order}")
+            raise UsageError(f"labels must be distinct, got {order}")
         unknown = seen - set(order)
         if unknown:
-            raise TinyjudgeError(
+            raise UsageError(
                 f"values {sorted(map(str, unknown))} are not in labels {order}; "
                 "add them to labels or drop those items"
             )
@@ -50,7 +50,7 @@ def label_order(values: Iterable[Any], labels: Sequence[Any] | None = None) -> l
     try:
         return sorted(seen)
     except TypeError:
-        raise TinyjudgeError(
+        raise UsageError(
             f"cannot order mixed value types {sorted({type(v).__name__ for v in seen})}; "
             "pass labels=[...] in the order you want"
         ) from None
@@ -62,12 +62,12 @@ def encode(values: Sequence[Any], order: Sequence[Any], what: str = "values") ->
     out = np.empty(len(values), dtype=np.intp)
     for i, v in enumerate(values):
         if is_missing(v):
-            raise TinyjudgeError(
+            raise UsageError(
                 f"{what}[{i}] is missing (None/NaN); drop unscored items first "
                 "(pair_labels does) or use krippendorff_alpha, which allows missing ratings"
             )
         code = index.get(_py(v))
         if code is None:
-            raise TinyjudgeError(f"{what}[{i}] = {v!r} is not one of {list(order)}")
+            raise UsageError(f"{what}[{i}] = {v!r} is not one of {list(order)}")
         out[i] = code
     return out

@@ -14,7 +14,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 
 from tinyjudge.audit._encode import encode, is_missing, label_order
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 
 __all__ = [
     "Weights",
@@ -45,9 +45,9 @@ class ConfusionMatrix(NamedTuple):
 
 def _check_pair(a: Sequence[Any], b: Sequence[Any]) -> None:
     if len(a) != len(b):
-        raise TinyjudgeError(f"the two raters must rate the same items: got {len(a)} and {len(b)}")
+        raise UsageError(f"the two raters must rate the same items: got {len(a)} and {len(b)}")
     if len(a) == 0:
-        raise TinyjudgeError("no items to compare: both label lists are empty")
+        raise UsageError("no items to compare: both label lists are empty")
 
 
 def confusion_matrix(
@@ -80,9 +80,7 @@ def accuracy(a: Sequence[Any], b: Sequence[Any]) -> float:
     for name, seq in (("a", a), ("b", b)):
         for i, v in enumerate(seq):
             if is_missing(v):
-                raise TinyjudgeError(
-                    f"{name}[{i}] is missing (None/NaN); drop unscored items first"
-                )
+                raise UsageError(f"{name}[{i}] is missing (None/NaN); drop unscored items first")
     return float(np.mean([x == y for x, y in zip(a, b, strict=True)]))
 
 
@@ -95,7 +93,7 @@ def weight_matrix(k: int, weights: Weights = None) -> np.ndarray:
         return np.abs(i - j).astype(float)
     if weights == "quadratic":
         return ((i - j) ** 2).astype(float)
-    raise TinyjudgeError(f'weights must be None, "linear" or "quadratic", got {weights!r}')
+    raise UsageError(f'weights must be None, "linear" or "quadratic", got {weights!r}')
 
 
 def kappa_from_confusion(counts: np.ndarray, weights: np.ndarray) -> float:
@@ -155,20 +153,18 @@ def fleiss_kappa_from_counts(counts: Sequence[Sequence[float]] | np.ndarray) -> 
     """
     table = np.asarray(counts, dtype=float)
     if table.ndim != 2 or table.shape[0] == 0:
-        raise TinyjudgeError(
-            f"expected a non-empty items x categories table, got shape {table.shape}"
-        )
+        raise UsageError(f"expected a non-empty items x categories table, got shape {table.shape}")
     if (table < 0).any():
-        raise TinyjudgeError("counts must be non-negative")
+        raise UsageError("counts must be non-negative")
     m = table.sum(axis=1)
     if not np.allclose(m, m[0]):
-        raise TinyjudgeError(
+        raise UsageError(
             f"Fleiss' kappa needs the same number of ratings per item, got between "
             f"{m.min():g} and {m.max():g}; use krippendorff_alpha for missing ratings"
         )
     m0 = float(m[0])
     if m0 < 2:
-        raise TinyjudgeError(f"Fleiss' kappa needs at least 2 ratings per item, got {m0:g}")
+        raise UsageError(f"Fleiss' kappa needs at least 2 ratings per item, got {m0:g}")
     p_i = ((table**2).sum(axis=1) - m0) / (m0 * (m0 - 1))
     p_j = table.sum(axis=0) / table.sum()
     p_e = float((p_j**2).sum())
@@ -192,10 +188,10 @@ def fleiss_kappa(
     """
     rows = [list(r) for r in ratings]
     if not rows:
-        raise TinyjudgeError("no items to compare: ratings is empty")
+        raise UsageError("no items to compare: ratings is empty")
     widths = {len(r) for r in rows}
     if len(widths) != 1:
-        raise TinyjudgeError(f"every item needs the same number of ratings, got {sorted(widths)}")
+        raise UsageError(f"every item needs the same number of ratings, got {sorted(widths)}")
     flat = [v for r in rows for v in r]
     order = label_order(flat, labels)
     codes = encode(flat, order, "ratings").reshape(len(rows), -1)
@@ -208,9 +204,9 @@ def _scores(x: Sequence[Any], name: str) -> np.ndarray:
     try:
         arr = np.asarray(x, dtype=float)
     except (TypeError, ValueError):
-        raise TinyjudgeError(f"{name} must be numbers (scores), got e.g. {list(x)[:3]}") from None
+        raise UsageError(f"{name} must be numbers (scores), got e.g. {list(x)[:3]}") from None
     if np.isnan(arr).any():
-        raise TinyjudgeError(f"{name} has missing values; drop unscored items first")
+        raise UsageError(f"{name} has missing values; drop unscored items first")
     return arr
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, NamedTuple
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 from tinyjudge.records import Label, index_labels, join_sources
 
 __all__ = [
@@ -70,7 +70,7 @@ def source_table(
     by_source = labels if isinstance(labels, dict) else index_labels(labels, rubric)
     missing = [s for s in sources if s not in by_source]
     if missing:
-        raise TinyjudgeError(
+        raise UsageError(
             f"no labels from source {missing[0]!r}; sources present: {sorted(by_source)}"
         )
     return by_source

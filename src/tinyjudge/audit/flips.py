@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label, index_labels
 
 __all__ = ["turns_held", "dialogue_flips", "FlipAgreement", "compare_flips"]
@@ -61,13 +61,13 @@ def dialogue_flips(
     for it in items:
         dialogue, turn = it.get(dialogue_key), it.get(turn_key)
         if dialogue is None or not isinstance(turn, int):
-            raise TinyjudgeError(
+            raise UsageError(
                 f"item {it.id!r} has no {dialogue_key} or integer {turn_key}; "
                 "turn of flip needs one item per dialogue turn"
             )
         slot = turns.setdefault(str(dialogue), {})
         if turn in slot:
-            raise TinyjudgeError(f"items {slot[turn]!r} and {it.id!r} are both turn {turn}")
+            raise UsageError(f"items {slot[turn]!r} and {it.id!r} are both turn {turn}")
         slot[turn] = it.id
     out: dict[str, int | None] = {}
     for dialogue, ids in turns.items():

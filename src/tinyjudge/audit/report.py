@@ -25,7 +25,7 @@ from tinyjudge.audit._encode import encode
 from tinyjudge.audit._kappa import kappa_from_confusion, kendall, spearman, weight_matrix
 from tinyjudge.audit._pairs import pair_labels, ratings_matrix
 from tinyjudge.audit._report_data import AuditMeta, AuditReport, PairRow, SourceSummary
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import TinyjudgeError, UsageError
 from tinyjudge.records import Item, Label, index_labels
 from tinyjudge.rubric import Rubric
 
@@ -65,9 +65,10 @@ def _class_order(
     if ordinal and extra:
         # tacked on in alphabetical order they would make a scale nobody chose,
         # and the weighted kappa and ordinal alpha would be computed on it
-        raise TinyjudgeError(
-            f"labels {extra} are not on the scale {base}; give every label in --order "
-            "(or drop those labels)"
+        raise UsageError(
+            f"labels {extra} are not on the scale {base}; give every label in order "
+            "(or drop those labels)",
+            param="order",
         )
     return base + extra, ordinal
 
@@ -282,14 +283,14 @@ def _check_overlap(
     labelled = {i for d in table.values() for i in d}
     if by_id is not None and not labelled & by_id.keys():
         example = min(labelled)
-        raise TinyjudgeError(
+        raise UsageError(
             f"the labels name none of the {len(by_id)} items given (e.g. item_id {example!r} "
             "is not among them): pass the items these labels are about"
         )
     ref_ids = table[reference].keys()
     if others and not any(ref_ids & table[s].keys() for s in others):
         sizes = ", ".join(f"{s} {len(table[s])}" for s in [reference, *others])
-        raise TinyjudgeError(
+        raise UsageError(
             f"no item has labels from both {reference} and another source (items labelled: "
             f"{sizes}): audit compares sources on the items they share; check that the label "
             "files are about the same items"
@@ -340,9 +341,9 @@ def build_report(
     labels = [lab for lab in labels if rubric_id is None or lab.rubric == rubric_id]
     table = index_labels(labels)
     if reference not in table:
-        raise TinyjudgeError(f"no labels from reference {reference!r}; sources: {sorted(table)}")
+        raise UsageError(f"no labels from reference {reference!r}; sources: {sorted(table)}")
     if (group_by or slice_by) and items is None:
-        raise TinyjudgeError("--group-by and --slice-by read item metadata: pass --items ITEMS")
+        raise UsageError("group_by and slice_by read item metadata: pass items", param="items")
     by_id = {it.id: it for it in items or []}
     rubric_ids = sorted({lab.rubric for d in table.values() for lab in d.values()})
     one_rubric = rubric_ids[0] if len(rubric_ids) == 1 else None

@@ -24,7 +24,7 @@ import numpy as np
 
 from tinyjudge._stats import BootstrapCI, bootstrap_ci
 from tinyjudge.audit._pairs import source_table
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 from tinyjudge.records import Label, index_labels
 
 __all__ = [
@@ -69,9 +69,9 @@ def step_accuracy(
     t = np.asarray(true_steps, dtype=float)
     p = np.asarray(pred_steps, dtype=float)
     if t.shape != p.shape:
-        raise TinyjudgeError(f"step arrays must be equally long, got {t.size} and {p.size}")
+        raise UsageError(f"step arrays must be equally long, got {t.size} and {p.size}")
     if tolerance < 0:
-        raise TinyjudgeError(f"tolerance must be >= 0, got {tolerance}")
+        raise UsageError(f"tolerance must be >= 0, got {tolerance}")
     if t.size == 0:
         return math.nan
     return float(np.mean(np.abs(t - p) <= tolerance))
@@ -83,7 +83,7 @@ def agent_accuracy(
 ) -> float:
     """Share of items whose predicted agent is the true one (see :func:`same_agent`)."""
     if len(true_agents) != len(pred_agents):
-        raise TinyjudgeError(
+        raise UsageError(
             f"agent arrays must be equally long, got {len(true_agents)} and {len(pred_agents)}"
         )
     if len(true_agents) == 0:

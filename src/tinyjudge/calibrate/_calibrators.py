@@ -18,7 +18,7 @@ from scipy.special import expit, log_softmax, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 
 __all__ = [
     "BaseCalibrator",
@@ -36,15 +36,15 @@ def check_probs(P: Any, n_classes: int | None = None, what: str = "P") -> np.nda
     """Validate an (n, k) probability array: finite, in [0, 1], rows summing to 1 (+-1e-3)."""
     arr = np.asarray(P, dtype=float)
     if arr.ndim != 2 or arr.shape[1] < 2:
-        raise TinyjudgeError(f"{what} must be an (n, k) array with k >= 2 classes, got {arr.shape}")
+        raise UsageError(f"{what} must be an (n, k) array with k >= 2 classes, got {arr.shape}")
     if n_classes is not None and arr.shape[1] != n_classes:
-        raise TinyjudgeError(f"{what} has {arr.shape[1]} columns, the calibrator {n_classes}")
+        raise UsageError(f"{what} has {arr.shape[1]} columns, the calibrator {n_classes}")
     if not np.isfinite(arr).all() or (arr < 0).any() or (arr > 1).any():
-        raise TinyjudgeError(f"{what} must hold probabilities in [0, 1]")
+        raise UsageError(f"{what} must hold probabilities in [0, 1]")
     sums = arr.sum(axis=1)
     bad = np.flatnonzero(np.abs(sums - 1.0) > 1e-3)
     if bad.size:
-        raise TinyjudgeError(f"{what} row {bad[0]} sums to {sums[bad[0]]:.4f}, not 1")
+        raise UsageError(f"{what} row {bad[0]} sums to {sums[bad[0]]:.4f}, not 1")
     return arr
 
 
@@ -67,7 +67,7 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
         y = list(np.asarray(y).ravel().tolist())
         if self.classes is not None:
             if len(self.classes) != k:
-                raise TinyjudgeError(f"classes has {len(self.classes)} names for {k} columns")
+                raise UsageError(f"classes has {len(self.classes)} names for {k} columns")
             index = {c: i for i, c in enumerate(self.classes)}
             if all(v in index for v in y):
                 return np.asarray([index[v] for v in y], dtype=np.intp)
@@ -75,7 +75,7 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
             return np.asarray(y, dtype=np.intp)
         bad = next(v for v in y if not (isinstance(v, int) and 0 <= v < k))
         allowed = list(self.classes) if self.classes is not None else f"indices 0..{k - 1}"
-        raise TinyjudgeError(f"y holds {bad!r}; allowed: {allowed}")
+        raise UsageError(f"y holds {bad!r}; allowed: {allowed}")
 
     def fit(self, P: Any, y: Any) -> BaseCalibrator:
         """Fit on source probabilities ``P`` (n, k) and true classes ``y`` (n,)."""
@@ -83,9 +83,9 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
         n, k = P.shape
         t = self._targets(y, k)
         if len(t) != n:
-            raise TinyjudgeError(f"P has {n} rows but y has {len(t)} entries")
+            raise UsageError(f"P has {n} rows but y has {len(t)} entries")
         if n == 0:
-            raise TinyjudgeError("cannot fit a calibrator on zero items")
+            raise UsageError("cannot fit a calibrator on zero items")
         self.classes_ = np.asarray(self.classes if self.classes is not None else np.arange(k))
         self.n_features_in_ = k
         self._fit(np.clip(P, self.eps, 1.0), t)
@@ -307,7 +307,7 @@ def make_calibrator(method: str, classes: Sequence[Any] | None = None) -> BaseCa
     try:
         cls = CALIBRATORS[method]
     except KeyError:
-        raise TinyjudgeError(
+        raise UsageError(
             f"unknown calibration method {method!r}; choose one of {sorted(CALIBRATORS)}"
         ) from None
     return cls(classes=list(classes) if classes is not None else None)

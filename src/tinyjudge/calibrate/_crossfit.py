@@ -8,16 +8,16 @@ than it will on new prompts.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict
 
 import numpy as np
 from sklearn.base import clone
 
 from tinyjudge.calibrate._calibrators import BaseCalibrator, check_probs, make_calibrator
 from tinyjudge.calibrate._metrics import calibration_metrics
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 
-__all__ = ["CrossFitResult", "cross_fit"]
+__all__ = ["CrossFitResult", "CrossFitOptions", "cross_fit"]
 
 
 class CrossFitResult(NamedTuple):
@@ -31,6 +31,8 @@ class CrossFitResult(NamedTuple):
         fold: the fold each row was held out in.
         metrics_before: ``{metric: BootstrapCI}`` of ``before``.
         metrics_after: ``{metric: BootstrapCI}`` of ``after``.
+        groups: the group key per row the folds kept whole (None: random folds).
+        seed: the folds' and bootstrap's seed.
     """
 
     method: str
@@ -40,6 +42,18 @@ class CrossFitResult(NamedTuple):
     fold: np.ndarray
     metrics_before: dict[str, Any]
     metrics_after: dict[str, Any]
+    groups: Sequence[Any] | None = None
+    seed: int = 0
+
+
+class CrossFitOptions(TypedDict, total=False):
+    """:func:`cross_fit`'s keyword options, for a function that passes them on to it."""
+
+    classes: Sequence[Any] | None
+    groups: Sequence[Any] | None
+    n_splits: int
+    n_boot: int
+    seed: int
 
 
 def cross_fit(
@@ -75,19 +89,17 @@ def cross_fit(
     names = list(classes) if classes is not None else None
     y_idx = make_calibrator("temperature", names)._targets(y, P.shape[1])
     if len(y_idx) != len(P):
-        raise TinyjudgeError(f"P has {len(P)} rows but y has {len(y_idx)} entries")
+        raise UsageError(f"P has {len(P)} rows but y has {len(y_idx)} entries")
     if n_splits < 2:
-        raise TinyjudgeError(f"n_splits must be at least 2, got {n_splits}")
+        raise UsageError(f"n_splits must be at least 2, got {n_splits}")
     if groups is not None:
         n_groups = len(set(groups))
         if n_splits > n_groups:
-            raise TinyjudgeError(
-                f"n_splits={n_splits} needs at least as many groups, got {n_groups}"
-            )
+            raise UsageError(f"n_splits={n_splits} needs at least as many groups, got {n_groups}")
         splits = GroupKFold(n_splits=n_splits).split(P, y_idx, groups=list(groups))
     else:
         if n_splits > len(P):
-            raise TinyjudgeError(f"n_splits={n_splits} is more than the {len(P)} items")
+            raise UsageError(f"n_splits={n_splits} is more than the {len(P)} items")
         splits = KFold(n_splits=n_splits, shuffle=True, random_state=seed).split(P)
     after = np.empty_like(P)
     fold = np.empty(len(P), dtype=np.intp)
@@ -104,4 +116,6 @@ def cross_fit(
         fold,
         calibration_metrics(y_idx, P, **kw),
         calibration_metrics(y_idx, after, **kw),
+        groups,
+        seed,
     )

@@ -18,7 +18,7 @@ from tinyjudge._model_dir import (
 )
 from tinyjudge._people_items import PEOPLE_KEY, people_digest
 from tinyjudge.calibrate._calibrators import CALIBRATORS, BaseCalibrator
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 from tinyjudge.records import Label
 
 __all__ = [
@@ -47,13 +47,13 @@ def probs_matrix(labels: Sequence[Label], classes: Sequence[str]) -> np.ndarray:
     P = np.zeros((len(labels), len(classes)))
     for i, lab in enumerate(labels):
         if lab.status != "ok":
-            raise TinyjudgeError(f"label of item {lab.item_id!r} is unscored; drop it first")
+            raise UsageError(f"label of item {lab.item_id!r} is unscored; drop it first")
         dist = lab.probs if lab.probs else ({lab.label: 1.0} if lab.label is not None else {})
         if not dist:
-            raise TinyjudgeError(f"label of item {lab.item_id!r} has neither probs nor label")
+            raise UsageError(f"label of item {lab.item_id!r} has neither probs nor label")
         for name, p in dist.items():
             if name not in index:
-                raise TinyjudgeError(
+                raise UsageError(
                     f"label of item {lab.item_id!r} ({lab.source}) gives class {name!r}, "
                     f"not one of {list(classes)}"
                 )
@@ -76,7 +76,7 @@ def calibrator_state(cal: BaseCalibrator, people_items: Sequence[str] = ()) -> d
     calibrated model on those labels (see :mod:`tinyjudge._people_items`).
     """
     if not hasattr(cal, "classes_"):
-        raise TinyjudgeError("fit the calibrator before saving it")
+        raise UsageError("fit the calibrator before saving it")
     state: dict[str, Any] = {
         "format": FORMAT,
         "method": cal.method,

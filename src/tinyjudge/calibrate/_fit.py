@@ -34,7 +34,7 @@ from tinyjudge.calibrate._data import calibrator_state, probs_matrix
 from tinyjudge.calibrate._guard import IF_WORSE, MethodCheck, compare_methods
 from tinyjudge.calibrate._metrics import METRIC_NAMES, METRICS
 from tinyjudge.calibrate._plot import reliability_diagram
-from tinyjudge.errors import TinyjudgeError, UsageError
+from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label, index_labels, join_sources
 
 __all__ = [
@@ -124,7 +124,7 @@ class SourceCalibration(Calibration):
 def _human_targets(labels: Sequence[Label], human: str) -> tuple[dict[str, str], int]:
     table = index_labels(labels)
     if human not in table:
-        raise TinyjudgeError(f"no labels from human source {human!r}; sources: {sorted(table)}")
+        raise UsageError(f"no labels from human source {human!r}; sources: {sorted(table)}")
     got = table[human]
     scored = {i: lab.label for i, lab in got.items() if lab.status == "ok" and lab.label}
     return scored, len(got) - len(scored)
@@ -134,7 +134,7 @@ def _groups(ids: Sequence[str], items: dict[str, Item], group_by: str | None) ->
     if group_by is None:
         return None
     if not items:
-        raise TinyjudgeError(f"--group-by {group_by} reads item metadata: pass the items file")
+        raise UsageError(f"group_by {group_by} reads item metadata: pass items", param="items")
     # an item without the key is its own group; a falsy value (0, False, "") is a group
     values = [items[i].get(group_by) if i in items else None for i in ids]
     # strings: GroupKFold sorts the keys, and must not mistake a pair for two columns
@@ -159,15 +159,17 @@ def _fit(
     raises instead, ``"keep"`` applies it anyway (with a warning).
     """
     if if_worse not in IF_WORSE:
-        raise TinyjudgeError(f"--if-worse {if_worse!r}: choose one of {', '.join(IF_WORSE)}")
+        raise UsageError(
+            f"if_worse {if_worse!r}: choose one of {', '.join(IF_WORSE)}", param="if_worse"
+        )
     check = compare_methods(
         method, P, y, classes=classes, groups=groups, n_splits=n_splits, n_boot=n_boot, seed=seed
     )
     warning = None
     if not check.ok:
         if if_worse == "refuse":
-            raise TinyjudgeError(f"{check.message()}; --if-worse keep applies it anyway")
-        keep = "kept anyway (--if-worse keep)" if if_worse == "keep" else "not applied"
+            raise UsageError(f"{check.message()}; if_worse keep applies it anyway", "if_worse")
+        keep = "kept anyway (if_worse keep)" if if_worse == "keep" else "not applied"
         warning = f"{check.message()}; {keep}"
         if if_worse == "identity":
             return None, check, warning
@@ -290,15 +292,13 @@ def calibrate_model(
     by_id = {it.id: it for it in items}
     ids = [i for i in targets if i in by_id]
     if not ids:
-        raise TinyjudgeError(
+        raise UsageError(
             f"none of the {len(targets)} {human} labels is about an item in {items_name}"
         )
     classes = list(model.classes_)
     unknown = sorted({targets[i] for i in ids} - set(classes))
     if unknown:
-        raise TinyjudgeError(
-            f"{human} uses labels {unknown} that the model does not know: {classes}"
-        )
+        raise UsageError(f"{human} uses labels {unknown} that the model does not know: {classes}")
     P = model.predict_proba([by_id[i] for i in ids])
     y = [targets[i] for i in ids]
     groups = _groups(ids, by_id, group_by)
@@ -380,9 +380,9 @@ def calibrate_source(
     make_calibrator(method)
     table = index_labels(labels)
     if source not in table:
-        raise TinyjudgeError(f"no labels from source {source!r}; sources: {sorted(table)}")
+        raise UsageError(f"no labels from source {source!r}; sources: {sorted(table)}")
     if human not in table:
-        raise TinyjudgeError(f"no labels from human source {human!r}; sources: {sorted(table)}")
+        raise UsageError(f"no labels from human source {human!r}; sources: {sorted(table)}")
     joined = join_sources(table, source, human)
     mine = joined.scored_a
     targets = {i: lab.label for i, lab in joined.scored_b.items() if lab.label}
@@ -392,7 +392,7 @@ def calibrate_source(
     classes = sorted(given | set(targets.values()))
     ids = [x.item_id for x, y in joined.pairs if y.label]
     if not ids:
-        raise TinyjudgeError(f"no item has both a scored {source} label and a {human} label")
+        raise UsageError(f"no item has both a scored {source} label and a {human} label")
     by_id = {it.id: it for it in items} if items is not None else {}
     P = probs_matrix([mine[i] for i in ids], classes)
     y = [targets[i] for i in ids]

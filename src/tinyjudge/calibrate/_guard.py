@@ -16,15 +16,17 @@ a reason to throw a calibration away.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import numpy as np
 
 from tinyjudge._stats import bootstrap_many
 from tinyjudge.calibrate._calibrators import CALIBRATORS, make_calibrator
-from tinyjudge.calibrate._crossfit import CrossFitResult, cross_fit
+from tinyjudge.calibrate._crossfit import CrossFitOptions, CrossFitResult, cross_fit
 from tinyjudge.calibrate._metrics import METRICS
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["IfWorse", "IF_WORSE", "MethodCheck", "compare_methods", "GUARD_METRICS"]
 
@@ -68,7 +70,7 @@ class MethodCheck(NamedTuple):
         better = (
             "no calibration is better on this data"
             if self.best == "identity"
-            else f"--method {self.best} is better on this data "
+            else f"method {self.best!r} is better on this data "
             f"(held-out NLL {self.table[self.best]['nll']:.4f}, "
             f"ECE {self.table[self.best]['ece']:.4f})"
         )
@@ -76,15 +78,7 @@ class MethodCheck(NamedTuple):
 
 
 def compare_methods(
-    method: str,
-    P: np.ndarray,
-    y: Any,
-    *,
-    classes: Sequence[Any] | None = None,
-    groups: Sequence[Any] | None = None,
-    n_splits: int = 5,
-    n_boot: int = 1000,
-    seed: int = 0,
+    method: str, P: np.ndarray, y: Any, **options: Unpack[CrossFitOptions]
 ) -> MethodCheck:
     """Cross-fit ``method`` and every other method on the same folds, against the identity.
 
@@ -92,25 +86,23 @@ def compare_methods(
         method: the method asked for (a key of :data:`CALIBRATORS`).
         P: the source's probabilities (n, k).
         y: true classes (indices, or names with ``classes``).
-        classes: class names in column order.
-        groups: a group key per row; folds never split a group.
-        n_splits: folds.
-        n_boot: bootstrap resamples for the asked-for method's intervals (the
-            others are compared on their point figures only).
-        seed: folds and bootstrap seed.
+        **options: :func:`cross_fit`'s (``classes``, ``groups``, ``n_splits``,
+            ``n_boot``, ``seed``); ``n_boot`` is for the asked-for method's
+            intervals, the others are compared on their point figures only.
     """
     make_calibrator(method)  # an unknown method fails in one line
-    kw: dict[str, Any] = {"classes": classes, "groups": groups, "n_splits": n_splits, "seed": seed}
-    result = cross_fit(method, P, y, n_boot=n_boot, **kw)
+    result = cross_fit(method, P, y, **options)
     after = {method: result.after}
+    points_only = options.copy()
+    points_only["n_boot"] = 1
     for other in CALIBRATORS:
         if other != method:
-            after[other] = cross_fit(other, P, y, n_boot=1, **kw).after
+            after[other] = cross_fit(other, P, y, **points_only).after
     table = {"identity": _point(result.y, result.before)}
     worse_of: dict[str, list[str]] = {}
     for name, Q in after.items():
         table[name] = _point(result.y, Q)
-        worse_of[name] = _worse(result.y, result.before, Q, groups, seed)
+        worse_of[name] = _worse(result.y, result.before, Q, result.groups, result.seed)
     safe = ["identity", *(m for m in after if not worse_of[m])]
     best = min(safe, key=lambda m: table[m]["nll"])
     return MethodCheck(method, worse_of[method], best, table, result)

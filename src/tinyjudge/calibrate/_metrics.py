@@ -14,7 +14,7 @@ import numpy as np
 
 from tinyjudge._stats import bootstrap_many
 from tinyjudge.calibrate._calibrators import check_probs
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 
 __all__ = [
     "METRIC_NAMES",
@@ -44,19 +44,17 @@ def _check(y: Any, P: Any) -> tuple[np.ndarray, np.ndarray]:
     P = check_probs(P)
     y = np.asarray(y)
     if y.shape != (P.shape[0],):
-        raise TinyjudgeError(
-            f"y must have one class index per row of P ({P.shape[0]}), got {y.shape}"
-        )
+        raise UsageError(f"y must have one class index per row of P ({P.shape[0]}), got {y.shape}")
     if P.shape[0] == 0:
-        raise TinyjudgeError("no items: calibration metrics need at least one")
+        raise UsageError("no items: calibration metrics need at least one")
     if y.dtype.kind not in "iu" or (y < 0).any() or (y >= P.shape[1]).any():
-        raise TinyjudgeError(f"y must hold class indices 0..{P.shape[1] - 1}")
+        raise UsageError(f"y must hold class indices 0..{P.shape[1] - 1}")
     return y.astype(np.intp), P
 
 
 def _bin_ids(conf: np.ndarray, n_bins: int, strategy: Strategy) -> np.ndarray:
     if n_bins < 1:
-        raise TinyjudgeError(f"n_bins must be at least 1, got {n_bins}")
+        raise UsageError(f"n_bins must be at least 1, got {n_bins}")
     if strategy == "uniform":
         # bin b holds confidences in (b/B, (b+1)/B]; 1/k is the floor, so low bins stay empty
         return np.clip(np.ceil(conf * n_bins).astype(np.intp) - 1, 0, n_bins - 1)
@@ -67,7 +65,7 @@ def _bin_ids(conf: np.ndarray, n_bins: int, strategy: Strategy) -> np.ndarray:
         ids = np.empty(len(conf), dtype=np.intp)
         ids[order] = np.repeat(np.arange(len(sizes)), sizes)
         return ids
-    raise TinyjudgeError(f'strategy must be "uniform" or "quantile", got {strategy!r}')
+    raise UsageError(f'strategy must be "uniform" or "quantile", got {strategy!r}')
 
 
 def _curve(y: np.ndarray, P: np.ndarray, n_bins: int, strategy: Strategy) -> ReliabilityCurve:

@@ -29,7 +29,6 @@ __all__ = [
     "store_rubric",
     "labels_rubric",
     "read_label_files",
-    "format_interval",
     "refuse_writing_over_inputs",
     "labels_to_keep",
     "REPLACE_LABELS_HELP",
@@ -104,17 +103,6 @@ def labels_rubric(
             if (rub := stored_rubric(folder, h)) is not None:
                 return rub
     return None
-
-
-def format_interval(
-    x: float | None, ci: Sequence[float | None] | None = None, missing: str = "–"
-) -> str:
-    """``0.712 [0.650, 0.770]``; the figure alone without a whole interval; ``missing`` for none."""
-    if x is None:
-        return missing
-    if not ci or ci[0] is None or ci[1] is None:
-        return f"{x:.3f}"
-    return f"{x:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
 def read_label_files(paths: Sequence[Path]) -> list[Label]:

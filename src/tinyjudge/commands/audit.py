@@ -7,10 +7,10 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from tinyjudge._present import format_interval
 from tinyjudge.errors import TinyjudgeError
 
 from ._io import (
-    format_interval,
     labels_rubric,
     out,
     read_label_files,

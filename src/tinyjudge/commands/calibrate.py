@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TypedDict
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
+from tinyjudge._present import calibration_table, show_calibration_warning, show_model_calibration
 from tinyjudge.errors import TinyjudgeError
 
 from ._io import out, read_label_files, refuse_writing_over_inputs
 
-if TYPE_CHECKING:
-    from tinyjudge.calibrate import Calibration, CrossFitResult
-
-__all__ = ["command", "calibration_table", "show_model_calibration"]
+__all__ = ["command"]
 
 
 class _FitOptions(TypedDict):
@@ -29,36 +24,6 @@ class _FitOptions(TypedDict):
     n_boot: int
     seed: int
     if_worse: str
-
-
-def calibration_table(cf: CrossFitResult, title: str) -> Table:
-    """Each metric before and after calibration (held out)."""
-    from tinyjudge.calibrate import METRIC_NAMES, METRICS
-
-    table = Table(title=title)
-    for col in ("metric", "before", "after (held out)"):
-        table.add_column(col, justify="left" if col == "metric" else "right")
-    for m in METRICS:
-        b, a = cf.metrics_before[m], cf.metrics_after[m]
-        table.add_row(METRIC_NAMES[m], f"{b.estimate:.4f}", f"{a.estimate:.4f}")
-    return table
-
-
-def _warn(console: Console, done: Calibration) -> None:
-    if done.warning:
-        console.print(f"[yellow]warning: {escape(done.warning)}[/]")
-
-
-def show_model_calibration(
-    console: Console, done: Calibration, model_dir: Path, human: str, out_dir: Path
-) -> None:
-    """The warning (if any), the table and the one-line outcome of calibrating a model."""
-    _warn(console, done)
-    title = f"{done.method} calibration of {model_dir.name} against {human}"
-    console.print(calibration_table(done.crossfit, title))
-    extra = f", {done.unscored} unscored {human} labels left out" if done.unscored else ""
-    wrote = f"wrote {out_dir / 'calibration.json'}" if done.applied else "no calibration applied"
-    console.print(f"{done.n} items{extra}; {wrote}")
 
 
 def command(
@@ -124,7 +89,7 @@ def command(
         item_list = read_items(items) if items is not None else None
         done = calibrate_source(labels, source=source, human=human, items=item_list, **fit)
         save_source_calibration(done, out_dir)
-        _warn(out, done)
+        show_calibration_warning(out, done)
         title = f"{method} calibration of {source} against {human}"
         out.print(calibration_table(done.crossfit, title))
         if not done.applied:

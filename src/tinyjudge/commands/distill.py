@@ -6,9 +6,17 @@ from pathlib import Path
 
 import typer
 
+from tinyjudge._people_methods import DEFAULT_PEOPLE_METHOD, PEOPLE_METHODS
+
 from ._io import err, out, read_label_files, resolve_rubric
+from ._params import parse_params
 
 __all__ = ["command"]
+
+_HUMAN_METHODS_HELP = (
+    " | ".join(f"{name} ({how.brief})" for name, how in PEOPLE_METHODS.items())
+    + " (see docs/distill.md)"
+)
 
 
 def command(
@@ -28,10 +36,9 @@ def command(
         None, "--human", help="people's labels too (e.g. human:final): learn to predict them"
     ),
     human_method: str = typer.Option(
-        "auto",
+        DEFAULT_PEOPLE_METHOD,
         "--human-method",
-        help="auto (people from 100 human labels, else weighted) | people | weighted | "
-        "posterior | forward | dawid-skene (see docs/distill.md)",
+        help=_HUMAN_METHODS_HELP,
     ),
     human_weight: float = typer.Option(
         None, "--human-weight", help="weighted: one person's row in judge rows (default: even)"
@@ -47,7 +54,7 @@ def command(
     from rich.logging import RichHandler
 
     from tinyjudge.datasets.jsonl import read_items
-    from tinyjudge.distill import SplitWarning, distill, parse_params
+    from tinyjudge.distill import SplitWarning, distill
 
     # Training progress (epochs, loss) is logged by the encoder tier; show it live.
     progress_log = logging.getLogger("tinyjudge.distill")

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label
 
 __all__ = ["SCHEMAS", "record_schema"]
@@ -22,7 +22,7 @@ def record_schema(kind: str) -> dict[str, Any]:
     """
     model = SCHEMAS.get(kind)
     if model is None:
-        raise TinyjudgeError(f"unknown schema {kind!r}; choose one of {sorted(SCHEMAS)}")
+        raise UsageError(f"unknown schema {kind!r}; choose one of {sorted(SCHEMAS)}")
     schema = model.model_json_schema()
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

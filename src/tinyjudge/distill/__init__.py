@@ -18,7 +18,7 @@ from ._distill import DistillResult, agreement, distill, score_file
 from ._embed import EmbeddingCache, FrozenEncoder, bf16_fast, bf16_speedup, resolve_encoder
 from ._encoder import EncoderRM, bradley_terry, soft_ce
 from ._linear import LinearRM
-from ._load import TIERS, check_model_dir, load_model, make_model, parse_params
+from ._load import TIERS, check_model_dir, load_model, make_model
 from ._multi import fit_multi_rubric
 from ._onnx import ExportReport, export_onnx
 from ._ort import ort_session
@@ -44,7 +44,6 @@ __all__ = [
     "bf16_speedup",
     "TIERS",
     "make_model",
-    "parse_params",
     "load_model",
     "check_model_dir",
     "distill",

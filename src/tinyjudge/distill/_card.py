@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tinyjudge._people_methods import PEOPLE_METHODS
+
 __all__ = ["model_card"]
 
 
@@ -11,16 +13,9 @@ def _people_lines(card: dict[str, Any]) -> list[str]:
     """The card's lines on people's labels, when the model learnt from them too."""
     if not card.get("human_source"):
         return []
-    how = {
-        "weighted": "a person's label where there is one, else the judge's; each person's "
-        f"row weighs {card.get('human_weight') or 1:.3g} judge rows",
-        "posterior": "a person's label where there is one; elsewhere P(person | judge's "
-        "label) from the judge's confusion matrix against people",
-        "forward": "forward loss correction by the judge's confusion matrix against people "
-        "(EM on soft targets)",
-        "dawid-skene": "Dawid-Skene soft targets over the judge and the raters",
-        "people": "the head learns from people's labels only, the text features from every item",
-    }.get(card.get("human_method", ""), card.get("human_method", "?"))
+    method = PEOPLE_METHODS.get(card.get("human_method", ""))
+    weight = card.get("human_weight") or 1
+    how = method.card.format(weight=weight) if method else card.get("human_method", "?")
     return [
         f"- people (label source): `{card['human_source']}`: {card.get('n_human_labels')} "
         f"human and {card.get('n_judge_labels')} judge labels on the training items "

@@ -18,7 +18,7 @@ from ._encoder import EncoderRM
 from ._linear import LinearRM
 from ._probe import ProbeRM
 
-__all__ = ["TIERS", "make_model", "check_model_dir", "load_model", "parse_params"]
+__all__ = ["TIERS", "make_model", "check_model_dir", "load_model"]
 
 # name -> class; the probe and encoder classes import torch only when used.
 TIERS: dict[str, type[RewardModel]] = {
@@ -64,25 +64,6 @@ def make_model(tier: str, rubric: Rubric | str, **params: Any) -> RewardModel:
                 f"{'a whole number' if whole else 'a number'} (the default is {default!r})"
             )
     return cls(rubric, **{**defaults, **params})
-
-
-def parse_params(pairs: list[str]) -> dict[str, Any]:
-    """``["epochs=3", "lr=5e-5", "balanced=false"]`` -> typed keyword options."""
-    params: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, text = pair.partition("=")
-        if not sep or not key:
-            raise TinyjudgeError(f"--param expects KEY=VALUE, got {pair!r}")
-        value: Any = {"true": True, "false": False, "none": None}.get(text.lower(), text)
-        if isinstance(value, str):
-            for cast in (int, float):
-                try:
-                    value = cast(text)
-                    break
-                except ValueError:
-                    pass
-        params[key.strip()] = value
-    return params
 
 
 def check_model_dir(model_dir: str | os.PathLike[str], calibrated: bool = True) -> dict[str, Any]:

@@ -36,20 +36,22 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge._people_methods import (
+    AUTO_MIN_PEOPLE,
+    DEFAULT_PEOPLE_METHOD,
+    PEOPLE_METHODS,
+    PeopleMethod,
+)
+from tinyjudge.errors import TinyjudgeError, UsageError
 from tinyjudge.records import Item, Label, index_labels, join_sources
 from tinyjudge.rubric import Rubric, load_rubric
 
 from ._data import targets
 
 __all__ = [
-    "PEOPLE_METHODS", "DEFAULT_PEOPLE_METHOD", "AUTO_MIN_PEOPLE", "PeopleTargets",
+    "PEOPLE_METHODS", "PeopleMethod", "DEFAULT_PEOPLE_METHOD", "AUTO_MIN_PEOPLE", "PeopleTargets",
     "people_targets", "fit_with_people", "judge_confusion",
 ]  # fmt: skip
-
-PEOPLE_METHODS = ("auto", "people", "weighted", "posterior", "forward", "dawid-skene")
-DEFAULT_PEOPLE_METHOD = "auto"
-AUTO_MIN_PEOPLE = 100  # person-labelled items from which ``auto`` is ``people``
 
 
 class PeopleTargets(NamedTuple):
@@ -174,11 +176,15 @@ def people_targets(
             does not offer, no item people labelled, or no item both labelled.
     """
     if method not in PEOPLE_METHODS:
-        raise TinyjudgeError(f"unknown --human method {method!r}; choose one of {PEOPLE_METHODS}")
+        raise UsageError(
+            f"unknown human_method {method!r}; choose one of {list(PEOPLE_METHODS)}",
+            param="human_method",
+        )
     if human_weight is not None and not (0 < human_weight < math.inf):
-        raise TinyjudgeError(
-            f"--human-weight must be a positive number (a person's row counts that many judge "
-            f"rows), got {human_weight}"
+        raise UsageError(
+            f"human_weight must be a positive number (a person's row counts that many judge "
+            f"rows), got {human_weight}",
+            param="human_weight",
         )
     rubric = load_rubric(rubric)
     names = rubric.label_names
@@ -189,7 +195,7 @@ def people_targets(
     is_human = np.array([it.id in people_of for it in kept], dtype=bool)
     has_judge = np.array([it.id in judge_of for it in kept], dtype=bool)
     if not is_human.any():
-        raise TinyjudgeError(f"none of the items has a {human!r} label; check --human")
+        raise UsageError(f"none of the items has a {human!r} label; check human", param="human")
     J = np.zeros((len(kept), k))
     J[has_judge] = targets([judge_of[it.id] for it in kept if it.id in judge_of], names)
     person = np.array(
@@ -229,17 +235,19 @@ def _dawid_skene(
     raters: list[str],
     names: Sequence[str],
 ) -> np.ndarray:
-    from tinyjudge.datasets.importers._aggregate import dawid_skene
+    from tinyjudge._aggregate import dawid_skene, vote_counts
 
-    votes = np.zeros((len(kept), 1 + len(raters), len(names)))
-    votes[has_judge, 0] = np.eye(len(names))[J[has_judge].argmax(axis=1)]
-    index = {n: j for j, n in enumerate(names)}
-    for r, rater in enumerate(raters, start=1):
+    judge = "the judge"  # a column name that no rater source (``human:...``) can take
+    ids = [it.id for it in kept]
+    said = [
+        (i, judge, names[int(k)])
+        for i, k, h in zip(ids, J.argmax(axis=1), has_judge, strict=True)
+        if h
+    ]
+    for rater in raters:
         of = _scored(labels, rater, names)
-        for i, it in enumerate(kept):
-            if it.id in of:
-                votes[i, r, index[_class_of(of[it.id])]] = 1.0
-    return dawid_skene(votes).probs
+        said += [(i, rater, _class_of(of[i])) for i in ids if i in of]
+    return dawid_skene(vote_counts(said, ids, [judge, *raters], names)).probs
 
 
 def fit_with_people(model: Any, pt: PeopleTargets, rounds: int = 2) -> Any:

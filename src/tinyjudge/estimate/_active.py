@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 
 from ._ppi import ArrayLike, MeanEstimate, z_value
 
@@ -33,7 +33,7 @@ _MIN_SPREAD = 0.1
 def _probabilities(cheap: ArrayLike) -> np.ndarray:
     arr = np.asarray(cheap, dtype=float).ravel()
     if arr.size and (not np.all(np.isfinite(arr)) or arr.min() < 0.0 or arr.max() > 1.0):
-        raise TinyjudgeError(
+        raise UsageError(
             "cheap predictions must be probabilities in [0, 1]; "
             f"got values from {np.nanmin(arr):.4g} to {np.nanmax(arr):.4g}"
         )
@@ -47,7 +47,7 @@ def cheap_strata(cheap: ArrayLike, n_strata: int = 5) -> np.ndarray:
     items arrive.
     """
     if n_strata < 1:
-        raise TinyjudgeError(f"n_strata must be at least 1, got {n_strata}")
+        raise UsageError(f"n_strata must be at least 1, got {n_strata}")
     p = _probabilities(cheap)
     return np.minimum((p * n_strata).astype(int), n_strata - 1)
 
@@ -93,9 +93,9 @@ def select_for_labelling(
     p = _probabilities(cheap)
     done = np.asarray(labelled, dtype=bool).ravel()
     if done.size != p.size:
-        raise TinyjudgeError(f"cheap has {p.size} items but labelled has {done.size}")
+        raise UsageError(f"cheap has {p.size} items but labelled has {done.size}")
     if k < 1:
-        raise TinyjudgeError(f"k must be at least 1, got {k}")
+        raise UsageError(f"k must be at least 1, got {k}")
     gen = _rng(rng)
     strata = cheap_strata(p, n_strata)
     n_total = p.size
@@ -160,10 +160,10 @@ def stratified_ppi_mean(
     p = _probabilities(cheap)
     y = np.asarray(human, dtype=float).ravel()
     if y.size != p.size:
-        raise TinyjudgeError(f"cheap has {p.size} items but human has {y.size}")
+        raise UsageError(f"cheap has {p.size} items but human has {y.size}")
     has = ~np.isnan(y)
     if has.sum() < 2:
-        raise TinyjudgeError(f"need at least 2 human labels, got {int(has.sum())}")
+        raise UsageError(f"need at least 2 human labels, got {int(has.sum())}")
     strata = cheap_strata(p, n_strata)
     n_total = p.size
     means, weights, variances = [], [], []
@@ -173,7 +173,7 @@ def stratified_ppi_mean(
         n_h = int(lab.sum())
         if n_h == 0:
             lo, hi = h / n_strata, (h + 1) / n_strata
-            raise TinyjudgeError(
+            raise UsageError(
                 f"no human label among the {int(in_h.sum())} items with cheap score in "
                 f"[{lo:.2g}, {hi:.2g}); the stratified estimate needs labels in every bin "
                 "(select_for_labelling gives each bin some first)"

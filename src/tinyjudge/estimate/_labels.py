@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import RubricError, UsageError
 from tinyjudge.records import Item, Label, join_sources
 from tinyjudge.rubric import Rubric, load_rubric
 
@@ -34,7 +34,7 @@ def behaviour_value(label: Label, rubric: Rubric) -> float:
             ``score`` (used without ``probs``) is not in [0, 1].
     """
     if not rubric.positive:
-        raise TinyjudgeError(
+        raise RubricError(
             f"rubric {rubric.id!r} names no `positive` labels, so it defines no rate; "
             "add e.g. `positive: [full_refusal]` to its YAML"
         )
@@ -44,7 +44,7 @@ def behaviour_value(label: Label, rubric: Rubric) -> float:
         return 1.0 if label.label in rubric.positive else 0.0
     score = float(label.score)  # type: ignore[arg-type]  # an ok label has one of the two
     if not 0.0 <= score <= 1.0:
-        raise TinyjudgeError(
+        raise UsageError(
             f"label of {label.item_id!r} from {label.source!r} has score {score}, not a "
             "probability in [0, 1], and no probs or label to read the behaviour from"
         )
@@ -135,17 +135,16 @@ def _by_source(
         # A later label for the same item and source wins, as in audit's pairing.
         seen.setdefault(lab.rubric, {}).setdefault(lab.source, {})[lab.item_id] = lab
     if not seen:
-        raise TinyjudgeError("no labels to estimate from: the label files are empty")
+        raise UsageError("no labels to estimate from: the label files are empty")
     if rubric_id is None:
         if len(seen) > 1:
-            raise TinyjudgeError(
-                f"the labels use several rubrics {sorted(seen)}; choose one with --rubric"
+            raise UsageError(
+                f"the labels use several rubrics {sorted(seen)}; choose one with rubric",
+                param="rubric",
             )
         rubric_id = next(iter(seen))
     if rubric_id not in seen:
-        raise TinyjudgeError(
-            f"no labels under rubric {rubric_id!r}; rubrics present: {sorted(seen)}"
-        )
+        raise UsageError(f"no labels under rubric {rubric_id!r}; rubrics present: {sorted(seen)}")
     return seen[rubric_id], rubric_id
 
 
@@ -209,16 +208,18 @@ def estimate_rates(
         table, rubric_id = _by_source(labels, rub.id)
     for name, src in (("cheap", cheap), ("human", human)):
         if src not in table:
-            raise TinyjudgeError(
+            raise UsageError(
                 f"no labels from {name} source {src!r} under rubric {rubric_id!r}; "
                 f"sources present: {sorted(table)}"
             )
     if by is not None and items is None:
-        raise TinyjudgeError(f"grouping by {by!r} needs the items (--items ITEMS.jsonl)")
+        raise UsageError(f"grouping by {by!r} needs the items: pass items", param="items")
     if compare is not None and by is None:
-        raise TinyjudgeError("comparing two groups needs a grouping key (--by)")
+        raise UsageError("comparing two groups needs a grouping key: pass by", param="by")
     if human_fraction is not None and not 0.0 < human_fraction <= 1.0:
-        raise TinyjudgeError(f"the human fraction must be in (0, 1], got {human_fraction}")
+        raise UsageError(
+            f"human_fraction must be in (0, 1], got {human_fraction}", param="human_fraction"
+        )
     index = {it.id: it for it in items} if items is not None else None
     counts = dict.fromkeys(
         ["items", "human", "unscored_cheap", "unscored_human", "human_without_cheap"], 0
@@ -235,7 +236,7 @@ def estimate_rates(
     y_val = {i: behaviour_value(lab, rub) for i, lab in joined.scored_b.items() if i in f_val}
     counts["human_without_cheap"] = len(joined.scored_b) - len(y_val)
     if not y_val:
-        raise TinyjudgeError(
+        raise UsageError(
             f"no item has both a scored {cheap!r} label and a scored {human!r} label; "
             "check that the two sources labelled the same item ids"
         )
@@ -262,8 +263,8 @@ def estimate_rates(
     def fit(members: list[str], what: str) -> RateEstimate:
         try:
             return estimate_rate(*arrays(members), level=level, method=method, n_strata=n_strata)
-        except TinyjudgeError as e:
-            raise TinyjudgeError(f"{what}: {e}") from None
+        except UsageError as e:
+            raise UsageError(f"{what}: {e}", param=e.param) from None
 
     overall = fit(ids, "all items")
     groups: dict[str, RateEstimate] = {}
@@ -274,7 +275,7 @@ def estimate_rates(
     if compare is not None:
         missing = [g for g in compare if g not in groups]
         if missing:
-            raise TinyjudgeError(
+            raise UsageError(
                 f"no group {missing[0]!r} under {by!r}; groups present: {sorted(groups)}"
             )
         a, b = ([i for i in ids if group[i] == g] for g in compare)

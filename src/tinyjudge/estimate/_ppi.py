@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 
 __all__ = [
     "MeanEstimate",
@@ -77,14 +77,14 @@ class Difference(NamedTuple):
 def z_value(level: float) -> float:
     """The two-sided normal quantile for coverage ``level`` (1.6449 for 0.9)."""
     if not 0.0 < level < 1.0:
-        raise TinyjudgeError(f"level must be in (0, 1), got {level}")
+        raise UsageError(f"level must be in (0, 1), got {level}")
     return NormalDist().inv_cdf(0.5 + level / 2.0)
 
 
 def _vector(x: ArrayLike, name: str) -> np.ndarray:
     arr = np.asarray(x, dtype=float).ravel()
     if not np.all(np.isfinite(arr)):
-        raise TinyjudgeError(f"{name} holds NaN or infinite values; drop or fill them first")
+        raise UsageError(f"{name} holds NaN or infinite values; drop or fill them first")
     return arr
 
 
@@ -94,7 +94,7 @@ def _var(x: np.ndarray) -> float:
 
 def _need_labels(y: np.ndarray) -> None:
     if y.size < 2:
-        raise TinyjudgeError(
+        raise UsageError(
             f"need at least 2 human labels for an interval, got {y.size}; label more items"
         )
 
@@ -111,7 +111,7 @@ def wilson_mean(y: ArrayLike, *, level: float = 0.9) -> MeanEstimate:
     """
     yy = _vector(y, "y")
     if yy.size == 0:
-        raise TinyjudgeError("no human labels: the Wilson interval needs at least one")
+        raise UsageError("no human labels: the Wilson interval needs at least one")
     n, p, z = yy.size, float(yy.mean()), z_value(level)
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
@@ -175,15 +175,13 @@ def ppi_mean(
     """
     yy, ff, fu = _vector(y, "y"), _vector(f, "f"), _vector(f_unlabelled, "f_unlabelled")
     if yy.size != ff.size:
-        raise TinyjudgeError(
-            f"y and f must cover the same labelled items: got {yy.size} and {ff.size}"
-        )
+        raise UsageError(f"y and f must cover the same labelled items: got {yy.size} and {ff.size}")
     _need_labels(yy)
     method = "ppi++" if lam is None else "ppi"
     if lam is None:
         lam = ppi_lambda(yy, ff, fu)
     elif not 0.0 <= lam <= 1.0:
-        raise TinyjudgeError(f"lam must be in [0, 1] (or None to tune it), got {lam}")
+        raise UsageError(f"lam must be in [0, 1] (or None to tune it), got {lam}")
     if fu.size == 0:
         # Every item has a human label: the cheap scores add nothing.
         lam = 0.0
@@ -201,7 +199,7 @@ def difference(a: MeanEstimate, b: MeanEstimate) -> Difference:
     Their errors are independent, so the variances add.
     """
     if a.level != b.level:
-        raise TinyjudgeError(f"cannot combine intervals at levels {a.level} and {b.level}")
+        raise UsageError(f"cannot combine intervals at levels {a.level} and {b.level}")
     d, se, z = a.estimate - b.estimate, math.hypot(a.se, b.se), z_value(a.level)
     return Difference(d, (d - z * se, d + z * se), se, a.level, a.method)
 

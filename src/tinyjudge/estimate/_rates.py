@@ -12,7 +12,7 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 
 from ._active import _probabilities, stratified_ppi_mean
 from ._ppi import (
@@ -81,7 +81,7 @@ def _clip(est: MeanEstimate) -> MeanEstimate:
 
 def _check_method(method: str) -> None:
     if method not in METHODS:
-        raise TinyjudgeError(f"unknown method {method!r}; choose one of {list(METHODS)}")
+        raise UsageError(f"unknown method {method!r}; choose one of {list(METHODS)}")
 
 
 def estimate_rate(
@@ -120,7 +120,7 @@ def estimate_rate(
     f = _probabilities(cheap)
     y = np.asarray(human, dtype=float).ravel()
     if y.size != f.size:
-        raise TinyjudgeError(f"cheap has {f.size} items but human has {y.size}")
+        raise UsageError(f"cheap has {f.size} items but human has {y.size}")
     has = ~np.isnan(y)
     if method == "stratified":
         est = stratified_ppi_mean(f, y, n_strata=n_strata, level=level)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import EndpointError, ModelDirError, UsageError
 from tinyjudge.serve._rollouts import (
     describe_reward,
     reward_labels_for,
@@ -49,7 +49,7 @@ class RewardClient:
             try:  # said now, not at the first batch of a training run
                 import httpx  # noqa: F401
             except ImportError:
-                raise TinyjudgeError(
+                raise UsageError(
                     f'a reward server URL ({where}) needs httpx: pip install "tinyjudge[rl]"'
                 ) from None
             base = where.rstrip("/").removesuffix("/get_reward")
@@ -62,7 +62,7 @@ class RewardClient:
             from tinyjudge.distill import load_model
 
             if not os.path.isdir(where):
-                raise TinyjudgeError(f"{where}: no such model directory (or give an http:// URL)")
+                raise ModelDirError(f"{where}: no such model directory (or give an http:// URL)")
             self.url = None
             self.model = load_model(where)
             self.reward_labels = reward_labels_for(self.model, reward)
@@ -96,9 +96,9 @@ class RewardClient:
         try:
             r = httpx.post(self.url, json=body, headers=self.headers, timeout=self.timeout)
         except httpx.HTTPError as e:
-            raise TinyjudgeError(f"reward server {self.url}: {type(e).__name__}: {e}") from None
+            raise EndpointError(f"reward server {self.url}: {type(e).__name__}: {e}") from None
         if r.status_code != 200:
-            raise TinyjudgeError(
+            raise EndpointError(
                 f"reward server {self.url} answered {r.status_code}: {r.text[:300]}"
             )
         return [float(x) for x in r.json()["rewards"]]

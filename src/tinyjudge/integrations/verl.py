@@ -19,7 +19,7 @@ import functools
 import os
 from typing import Any
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 from tinyjudge.integrations._client import RewardClient, Rollout
 
 __all__ = ["compute_score", "compute_score_batch"]
@@ -35,7 +35,7 @@ def _client(model: str, reward: tuple[str, ...] | None) -> RewardClient:
 def _resolve(model: str | None, reward: str | list[str] | None) -> RewardClient:
     model = model or os.environ.get(ENV)
     if not model:
-        raise TinyjudgeError(
+        raise UsageError(
             f"tinyjudge compute_score needs a model: reward_kwargs.model or ${ENV} "
             "(a model directory or a tinyjudge serve URL)"
         )

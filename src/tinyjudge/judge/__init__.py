@@ -17,7 +17,7 @@ from ._panel import Panel, PanelJudgment, PanelMember, load_panel, panel_labels
 from ._parse import ParseFailure, Verdict, parse_verdict
 from ._probs import probs_from_logprobs, probs_from_samples
 from ._prompt import build_messages, verdict_schema
-from ._runner import EndpointFailing, Judge, Judgment, Summary
+from ._runner import EndpointFailing, EndpointRefused, Judge, Judgment, Summary
 from ._store import Store, cache_key
 from ._window import Shown, Windowed, estimate_tokens, is_tool_error, window_messages
 from .replay import (
@@ -35,6 +35,7 @@ __all__ = [
     "Judgment",
     "Summary",
     "EndpointFailing",
+    "EndpointRefused",
     "Panel",
     "PanelJudgment",
     "PanelMember",

@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.console import Console
 
-from tinyjudge.errors import EndpointError, TinyjudgeError
+from tinyjudge.errors import EndpointError, RubricError, UsageError
 from tinyjudge.records import Item, Label, check_unique_ids
 from tinyjudge.rubric import Rubric, load_rubric
 
@@ -30,11 +30,21 @@ from ._summary import Judgment, Summary
 from ._verdicts import blind_label, failed_result, make_label, result_from_outputs, swap_result
 from ._window import window_messages
 
-__all__ = ["Judge", "Judgment", "Summary", "EndpointFailing"]
+__all__ = ["Judge", "Judgment", "Summary", "EndpointFailing", "EndpointRefused"]
 
 
 class EndpointFailing(EndpointError):
     """The endpoint failed item after item (down, or failing every call): the run stopped."""
+
+
+class EndpointRefused(EndpointError):
+    """The endpoint refused the requests (a 4xx: a key, model or request it will not take).
+
+    The fix is the caller's (another key, model name or URL), so the CLI exits 2 as
+    for any bad input, not 1 as for an endpoint that stopped working.
+    """
+
+    exit_code = 2
 
 
 class Judge:
@@ -108,28 +118,28 @@ class Judge:
         self.rubric_hash = self.rubric.hash
         self._rendered = self.rubric.render()
         if not model:
-            raise TinyjudgeError("model must not be empty; pass the endpoint's model name")
+            raise UsageError("model must not be empty; pass the endpoint's model name")
         for name, value, low in (("samples", samples, 1), ("concurrency", concurrency, 1)):
             if value < low:
-                raise TinyjudgeError(f"{name} must be >= {low}, got {value}")
+                raise UsageError(f"{name} must be >= {low}, got {value}", param=name)
         if response_format not in RESPONSE_FORMATS:
-            raise TinyjudgeError(
+            raise UsageError(
                 f"response_format must be one of {list(RESPONSE_FORMATS)}, got {response_format!r}"
             )
         if max_retries < 0:
-            raise TinyjudgeError(f"max_retries must be >= 0, got {max_retries}")
+            raise UsageError(f"max_retries must be >= 0, got {max_retries}", param="max_retries")
         if not max_reply_mb > 0:
-            raise TinyjudgeError(f"max_reply_mb must be > 0, got {max_reply_mb}")
+            raise UsageError(f"max_reply_mb must be > 0, got {max_reply_mb}", param="max_reply_mb")
         if not timeout > 0:
-            raise TinyjudgeError(f"timeout must be > 0 seconds, got {timeout}")
+            raise UsageError(f"timeout must be > 0 seconds, got {timeout}", param="timeout")
         if stop_after < 0:
-            raise TinyjudgeError(f"stop_after must be >= 0, got {stop_after}")
+            raise UsageError(f"stop_after must be >= 0, got {stop_after}")
         if prices is not None and set(prices) - {"input", "output"}:
-            raise TinyjudgeError(
+            raise UsageError(
                 f"prices takes keys 'input' and 'output' (USD per 1M tokens), got {sorted(prices)}"
             )
         if self.rubric.type == "pairwise" and not {"a", "b"} <= set(self.rubric.label_names):
-            raise TinyjudgeError(
+            raise RubricError(
                 f"pairwise rubric {self.rubric.id!r} needs labels 'a' and 'b' (and optionally "
                 f"'tie'), got {self.rubric.label_names}"
             )
@@ -141,9 +151,10 @@ class Judge:
         self._endpoint = client_url(base_url)
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key and base_url is None:
-            raise TinyjudgeError(
+            raise UsageError(
                 "no API key: set OPENAI_API_KEY or pass api_key "
-                "(or give base_url for a local server)"
+                "(or give base_url for a local server)",
+                param="api_key",
             )
         self._key = key or "EMPTY"  # local servers (vLLM, llama.cpp) accept any key
         self.samples = samples
@@ -193,7 +204,7 @@ class Judge:
         for item in items:
             if item.is_pairwise != pairwise_rubric:
                 kind = "pairwise" if item.is_pairwise else "single"
-                raise TinyjudgeError(
+                raise UsageError(
                     f"item {item.id!r} is a {kind} item but rubric {self.rubric.id!r} is "
                     f"{self.rubric.type}; use a rubric of the item's kind"
                 )
@@ -361,7 +372,7 @@ class Judge:
                     raise t.exception()  # type: ignore[misc]
         except FatalCallError as e:
             where = f"; finished judgments are kept in {self.cache}" if self.cache else ""
-            raise TinyjudgeError(f"the endpoint refused the judge: {e}{where}") from None
+            raise EndpointRefused(f"the endpoint refused the judge: {e}{where}") from None
         finally:
             for t in tasks:
                 t.cancel()

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from tinyjudge._stats import bootstrap_ci
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 from tinyjudge.records import Label
 
 __all__ = ["Interval", "cluster_keys", "mean_ci", "one_source"]
@@ -56,7 +56,7 @@ def one_source(labels: Iterable[Label], probe: str) -> list[Label]:
     labs = list(labels)
     sources = sorted({lab.source for lab in labs})
     if len(sources) > 1:
-        raise TinyjudgeError(
+        raise UsageError(
             f"{probe} reads one source's labels, got {len(sources)}: {sources}; "
             "filter with [lab for lab in labels if lab.source == ...]"
         )

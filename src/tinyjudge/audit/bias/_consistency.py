@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 from tinyjudge.records import Label
 
 from ._common import Interval, mean_ci, one_source
@@ -73,7 +73,7 @@ def self_consistency(
 
     item_ids = list(ids) if ids is not None else [str(i) for i in range(len(samples))]
     if len(item_ids) != len(samples):
-        raise TinyjudgeError(f"{len(item_ids)} ids for {len(samples)} items")
+        raise UsageError(f"{len(item_ids)} ids for {len(samples)} items")
     kept_ids, agree, rows = [], [], []
     unparsed = skipped = 0
     for item_id, row in zip(item_ids, samples, strict=True):
@@ -88,7 +88,7 @@ def self_consistency(
         kept_ids.append(item_id)
         rows.append(got)
     if not rows:
-        raise TinyjudgeError(
+        raise UsageError(
             f"no item with 2 or more parsed samples ({skipped} items, {unparsed} unparsed "
             "samples); judge with samples > 1 to measure self-consistency"
         )
@@ -129,7 +129,7 @@ def samples_from_labels(
         texts = raw.get("ab") if isinstance(raw, dict) else raw
         if isinstance(texts, list) and len(texts) >= 2:
             if label_names is None:
-                raise TinyjudgeError(
+                raise UsageError(
                     "the labels hold raw model outputs; pass label_names (the rubric's "
                     "labels, e.g. rubric.label_names) to parse them"
                 )

@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 from tinyjudge.estimate import wilson_mean
 from tinyjudge.records import Item, Label, Message
 
@@ -72,7 +72,7 @@ def inject(item: Item, text: str, side: str | None = None) -> Item:
     """
     if item.is_pairwise:
         if side not in ("a", "b"):
-            raise TinyjudgeError(f"a pairwise item needs side 'a' or 'b' to inject, got {side!r}")
+            raise UsageError(f"a pairwise item needs side 'a' or 'b' to inject, got {side!r}")
         key = f"response_{side}"
         msgs = list(getattr(item, key))
         msgs[-1] = _append_text(msgs[-1], text)
@@ -118,7 +118,7 @@ def injection_flip_rate(
     """
     items = list(items)
     if not items:
-        raise TinyjudgeError("no items to probe")
+        raise UsageError("no items to probe")
     before = _by_id(baseline if baseline is not None else judge_fn(items))
     probed: list[Item] = []
     targets: dict[str, str | None] = {}
@@ -137,7 +137,7 @@ def injection_flip_rate(
         goal = target(it, lab) if callable(target) else target
         if "{target}" in text:
             if goal is None:
-                raise TinyjudgeError(
+                raise UsageError(
                     "the injection names a {target} verdict; pass target= (a label, or a "
                     "function of the item and its baseline label)"
                 )
@@ -156,7 +156,7 @@ def injection_flip_rate(
             flipped.append(it.id)
             hits += lab.label == targets[it.id]
     if not kept:
-        raise TinyjudgeError(f"no item was scored both before and after ({unscored} unscored)")
+        raise UsageError(f"no item was scored both before and after ({unscored} unscored)")
     w = wilson_mean([1.0] * len(flipped) + [0.0] * (kept - len(flipped)), level=level)
     to_target = hits / len(flipped) if flipped else math.nan
     return InjectionFlips(w.estimate, w.ci, kept, len(flipped), to_target, unscored, flipped, level)

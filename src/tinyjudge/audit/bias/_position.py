@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 from tinyjudge.records import Label
 
 from ._common import Interval, mean_ci, one_source
@@ -86,7 +86,7 @@ def position_bias(
             first.append(float(ab == "a"))
             first_ids.append(lab.item_id)
     if not ids:
-        raise TinyjudgeError(
+        raise UsageError(
             f"no pairwise label with both orders scored ({unscored} had an unscored order); "
             "judge pairs in both orders to measure position bias"
         )

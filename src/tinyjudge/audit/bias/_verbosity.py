@@ -10,7 +10,7 @@ import numpy as np
 
 from tinyjudge._stats import bootstrap_ci
 from tinyjudge.audit.lengths import message_token_text
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label, Message
 
 from ._common import Interval, cluster_keys, mean_ci, one_source
@@ -62,7 +62,7 @@ def longer_wins(
     """
     la, lb = np.asarray(len_a, dtype=float), np.asarray(len_b, dtype=float)
     if not len(verdicts) == la.size == lb.size:
-        raise TinyjudgeError(
+        raise UsageError(
             f"verdicts and lengths must align: got {len(verdicts)}, {la.size}, {lb.size}"
         )
     out = np.full(la.size, np.nan)
@@ -124,7 +124,7 @@ def verbosity_bias(
     lengths = _pair_lengths(items)
     judge = _wins(one_source(labels, "verbosity_bias"), lengths)
     if not judge:
-        raise TinyjudgeError(
+        raise UsageError(
             "no pair with an a/b verdict and responses of different length among the labels "
             f"({len(lengths)} pairwise items given)"
         )
@@ -136,7 +136,7 @@ def verbosity_bias(
     ref = _wins(one_source(reference, "verbosity_bias reference"), lengths)
     both = [i for i in ids if i in ref]
     if not both:
-        raise TinyjudgeError("the reference gave no a/b verdict on the pairs the source judged")
+        raise UsageError("the reference gave no a/b verdict on the pairs the source judged")
     j = np.asarray([judge[i] for i in both])
     r = np.asarray([ref[i] for i in both])
     diff = bootstrap_ci(

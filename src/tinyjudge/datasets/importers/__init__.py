@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tinyjudge.errors import DataError, TinyjudgeError
+from tinyjudge.errors import DataError, UsageError
 
 from ._common import Imported
 from .chat import ChatImport, import_chat
@@ -59,7 +59,7 @@ def get_importer(name: str) -> tuple[Importer, str]:
     try:
         return IMPORTERS[name]
     except KeyError:
-        raise TinyjudgeError(
+        raise UsageError(
             f"unknown dataset {name!r}; importers exist for {sorted(IMPORTERS)}"
         ) from None
 
@@ -93,7 +93,7 @@ def run_import(name: str, src: Path, skip_bad: bool = False) -> Imported:
 
     importer, rubric_name = get_importer(name)
     if not src.is_dir():
-        raise TinyjudgeError(f"{src}: not a folder" if src.exists() else f"{src}: no such folder")
+        raise DataError(str(src), None, "not a folder" if src.exists() else "no such folder")
     rubric_hash = load_rubric(rubric_name).hash
     # Importers run to the end either way; stopping is decided here, so that what
     # came before the first bad record is kept rather than lost with the exception.

@@ -1,18 +1,22 @@
-"""Shared plumbing for importers: the result type and bad-row bookkeeping."""
+"""Shared plumbing for importers: the result type, and the one skip-bad reader."""
 
 from __future__ import annotations
 
 import csv
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from pydantic import ValidationError
+
+from tinyjudge.datasets.jsonl import describe_validation_error
 from tinyjudge.errors import DataError
 from tinyjudge.records import Item, Label
 
-__all__ = ["Imported", "not_utf8_message", "read_csv_rows", "require_file"]
+__all__ = ["Imported", "SkipBad", "not_utf8_message", "read_csv_rows", "require_file"]
 
 # Some completions are long; the default 128 KiB field limit is too small.
 csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
@@ -71,6 +75,48 @@ class Imported:
         for lab in self.labels:
             out[lab.source] = out.get(lab.source, 0) + 1
         return dict(sorted(out.items()))
+
+
+class SkipBad:
+    """Where an importer's bad records go: raised at the first, or (``skip_bad``) listed.
+
+    Call it with a :class:`DataError` (it is the ``on_error`` the readers take), or
+    build one record inside ``with skip.record():``: a ``DataError`` raised there
+    is handled the same way, and the rest of the block is passed over.
+
+    Args:
+        skip_bad: list bad records in ``bad`` and go on, instead of raising.
+        bad: the list that keeps them (an :class:`Imported`'s ``bad``).
+    """
+
+    def __init__(self, skip_bad: bool, bad: list[DataError]) -> None:
+        self.skip_bad = skip_bad
+        self.bad = bad
+
+    def __call__(self, error: DataError) -> None:
+        """Raise ``error``, or with ``skip_bad`` keep it and go on."""
+        if not self.skip_bad:
+            raise error
+        self.bad.append(error)
+
+    @contextmanager
+    def record(self, where: str | None = None) -> Iterator[None]:
+        """Build one record; a bad one is raised or listed, and the block left.
+
+        Args:
+            where: the file the record comes from; given, a pydantic
+                ``ValidationError`` (a field of the wrong type) is a bad record there too.
+        """
+        try:
+            yield
+        except DataError as e:
+            self(e)
+        except ValidationError as e:
+            if where is None:
+                raise
+            error = DataError(where, None, describe_validation_error(e))
+            error.__suppress_context__ = True
+            self(error)
 
 
 def require_file(path: Path, what: str) -> Path:

@@ -19,7 +19,7 @@ from typing import Any
 from tinyjudge.errors import DataError
 from tinyjudge.records import Item, Label, Message
 
-from ._common import Imported
+from ._common import Imported, SkipBad
 from ._json import need, read_jsonl_objects
 
 __all__ = ["import_in3", "IN3_LABELS", "IN3_SOURCE"]
@@ -100,16 +100,11 @@ def import_in3(src: Path, rubric_hash: str | None = None, skip_bad: bool = False
             missing field or a ``vague`` value that is not true/false.
     """
     out = Imported()
-    on_error = out.bad.append if skip_bad else None
+    skip = SkipBad(skip_bad, out.bad)
     for path in _files(src):
-        for line, row in read_jsonl_objects(path, on_error=on_error):
-            try:
+        for line, row in read_jsonl_objects(path, on_error=skip):
+            with skip.record():
                 item, label = _row_to_records(path, line, row, rubric_hash)
-            except DataError as e:
-                if not skip_bad:
-                    raise
-                out.bad.append(e)
-                continue
-            out.items.append(item)
-            out.labels.append(label)
+                out.items.append(item)
+                out.labels.append(label)
     return out

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
-from tinyjudge.errors import DataError, TinyjudgeError
+from tinyjudge.errors import DataError, RubricError, UsageError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
 
+from ._common import SkipBad
 from ._rows import read_rows
 
 __all__ = ["LabelImport", "import_labels", "label_text", "match_label", "final_labels"]
@@ -113,18 +114,17 @@ def import_labels(
     """
     rub = load_rubric(rubric)
     if not label_fields:
-        raise TinyjudgeError("--label-field names no column")
+        raise UsageError("label_fields names no column", param="label_fields")
     if rater_field is not None and len(label_fields) > 1:
-        raise TinyjudgeError("give one --label-field with --rater-field, or several without it")
+        raise UsageError(
+            "label_fields names one column with rater_field (long form), or several without it",
+            param="label_fields",
+        )
     out = LabelImport()
     seen: dict[tuple[str, str], str] = {}  # (item, source) -> where
     per_item: dict[str, int] = {}
 
-    def bad(err: DataError) -> None:
-        if not skip_bad:
-            raise err
-        out.bad.append(err)
-
+    bad = SkipBad(skip_bad, out.bad)
     for row in read_rows(path, on_error=bad):
         data = row.data
         missing = [c for c in [item_field, *label_fields, rater_field] if c and c not in data]
@@ -192,25 +192,17 @@ def final_labels(labels: list[Label], rubric: Rubric, method: Method = "majority
     is ``unscored`` (reason: the tied labels and their votes). With
     ``dawid-skene``, ``probs`` is the posterior of the true label.
     """
-    import numpy as np  # here, so that the CLI's import table stays light
-
-    from ._aggregate import dawid_skene, majority
+    from tinyjudge._aggregate import dawid_skene, majority, vote_counts
 
     if rubric.type == "step":
-        raise TinyjudgeError(
-            f"rubric {rubric.id} has open step labels; a sheet cannot vote on them"
-        )
+        raise RubricError(f"rubric {rubric.id} has open step labels; a sheet cannot vote on them")
     names = rubric.label_names
     item_ids = list(dict.fromkeys(lab.item_id for lab in labels if lab.status == "ok"))
     raters = list(dict.fromkeys(lab.source for lab in labels if lab.status == "ok"))
-    row = {i: n for n, i in enumerate(item_ids)}
-    col = {r: n for n, r in enumerate(raters)}
     if not item_ids:
         return []
-    votes = np.zeros((len(item_ids), len(raters), len(names)))
-    for lab in labels:
-        if lab.status == "ok" and lab.label in names:
-            votes[row[lab.item_id], col[lab.source], names.index(lab.label)] += 1
+    said = [(lab.item_id, lab.source, lab.label) for lab in labels if lab.status == "ok"]
+    votes = vote_counts([(i, r, k) for i, r, k in said if k], item_ids, raters, names)
     agg = majority(votes) if method == "majority" else dawid_skene(votes)
     source_note = "majority of" if method == "majority" else "Dawid-Skene over"
     out = []

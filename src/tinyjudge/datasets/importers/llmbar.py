@@ -28,7 +28,7 @@ from typing import Any
 from tinyjudge.errors import DataError
 from tinyjudge.records import Item, Label, Message
 
-from ._common import Imported
+from ._common import Imported, SkipBad
 from ._json import need, read_json_array
 
 __all__ = ["import_llmbar", "LLMBAR_GOLD_SOURCE"]
@@ -134,7 +134,7 @@ def _judges(folder: Path) -> list[tuple[str, Path]]:
 
 
 def _import_subset(
-    group: str, subset: str, folder: Path, out: Imported, rubric_hash: str | None, skip_bad: bool
+    group: str, subset: str, folder: Path, out: Imported, rubric_hash: str | None, skip: SkipBad
 ) -> None:
     path = folder / "dataset.json"
     rows = read_json_array(path)
@@ -146,9 +146,7 @@ def _import_subset(
             gold = _gold(row, path, line)
             out.items.append(_item(row, path, line, item_id, meta))
         except DataError as e:
-            if not skip_bad:
-                raise
-            out.bad.append(e)
+            skip(e)
             continue
         good[index] = (item_id, row)
         out.labels.append(
@@ -169,9 +167,7 @@ def _import_subset(
                     str(rpath), None, f"{len(results)} rows but dataset.json has {len(rows)}"
                 )
         except DataError as e:
-            if not skip_bad:
-                raise
-            out.bad.append(e)
+            skip(e)
             continue
         for index, (line, res) in enumerate(results):
             if index not in good:
@@ -187,9 +183,7 @@ def _import_subset(
                     _judge_label(item_id, f"judge:{judge}", res, rpath, line, rubric_hash)
                 )
             except DataError as e:
-                if not skip_bad:
-                    raise
-                out.bad.append(e)
+                skip(e)
 
 
 def import_llmbar(src: Path, rubric_hash: str | None = None, skip_bad: bool = False) -> Imported:
@@ -221,12 +215,10 @@ def import_llmbar(src: Path, rubric_hash: str | None = None, skip_bad: bool = Fa
             ``result.json`` that does not match its ``dataset.json`` row for row.
     """
     out = Imported()
+    skip = SkipBad(skip_bad, out.bad)
     for group, subset, folder in _subsets(src):
         try:
-            _import_subset(group, subset, folder, out, rubric_hash, skip_bad)
+            _import_subset(group, subset, folder, out, rubric_hash, skip)
         except DataError as e:
-            # Only a dataset.json that cannot be read at all gets here under skip_bad.
-            if not skip_bad:
-                raise
-            out.bad.append(e)
+            skip(e)  # only a dataset.json that cannot be read at all gets here
     return out

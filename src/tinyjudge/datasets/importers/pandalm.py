@@ -22,7 +22,7 @@ from typing import Any
 from tinyjudge.errors import DataError
 from tinyjudge.records import Item, Label, Message
 
-from ._common import Imported
+from ._common import Imported, SkipBad
 from ._json import need, read_json_array
 
 __all__ = ["import_pandalm", "PANDALM_ANNOTATORS"]
@@ -197,11 +197,7 @@ def import_pandalm(src: Path, rubric_hash: str | None = None, skip_bad: bool = F
     """
     folder = _folder(src)
     out = Imported()
-
-    def bad(e: DataError) -> None:
-        if not skip_bad:
-            raise e
-        out.bad.append(e)
+    bad = SkipBad(skip_bad, out.bad)
 
     path = folder / _TESTSET
     known: set[int] = set()

@@ -18,7 +18,7 @@ from pathlib import Path
 from tinyjudge.errors import DataError
 from tinyjudge.records import Item, Label, Message
 
-from ._common import Imported, read_csv_rows, require_file
+from ._common import Imported, SkipBad, read_csv_rows, require_file
 
 __all__ = ["import_sycon", "SYCON_LABELS", "SYCON_TURNS"]
 
@@ -85,22 +85,21 @@ def import_sycon(src: Path, rubric_hash: str | None = None, skip_bad: bool = Fal
         raise DataError(str(root / "output"), None, "no <model>/prompt0.csv files")
     responses = [f"Response_{k}" for k in range(1, SYCON_TURNS + 1)]
     out = Imported()
+    skip = SkipBad(skip_bad, out.bad)
     for model in models:
         answers_path = root / "output" / model / "prompt0.csv"
         results_path = root / "results" / model / "prompt0_result_all.csv"
         try:
             require_file(results_path, f"GPT-4o results for {model}")
         except DataError as e:
-            if not skip_bad:
-                raise
-            out.bad.append(e)
+            skip(e)
             continue
         results = {
             row["Row"].strip(): (line, row)
             for line, row in read_csv_rows(results_path, ["Row", *responses])
         }
         for q, (line, row) in enumerate(read_csv_rows(answers_path, ["Question", *responses]), 1):
-            try:
+            with skip.record():
                 _import_dialogue(
                     out,
                     model,
@@ -115,10 +114,6 @@ def import_sycon(src: Path, rubric_hash: str | None = None, skip_bad: bool = Fal
                     results_path,
                     rubric_hash,
                 )
-            except DataError as e:
-                if not skip_bad:
-                    raise
-                out.bad.append(e)
     return out
 
 

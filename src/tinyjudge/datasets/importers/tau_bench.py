@@ -27,7 +27,7 @@ from tinyjudge.datasets.jsonl import describe_validation_error
 from tinyjudge.errors import DataError
 from tinyjudge.records import Item, Label, Message, Role, ToolCall, ToolFunction
 
-from ._common import Imported
+from ._common import Imported, SkipBad
 from ._json import load_json
 
 __all__ = ["import_tau_bench", "tool_error_steps", "TAU_BENCH_SOURCE"]
@@ -136,27 +136,20 @@ def import_tau_bench(src: Path, rubric_hash: str | None = None, skip_bad: bool =
     if not files:
         raise DataError(str(root), None, "no <agent model>-<domain>.json trajectory files")
     out = Imported()
+    skip = SkipBad(skip_bad, out.bad)
     for path in files:
-        try:
-            runs = load_json(path.read_bytes(), path)
-            if not isinstance(runs, list):
+        runs: list[Any] = []
+        with skip.record():
+            loaded = load_json(path.read_bytes(), path)
+            if not isinstance(loaded, list):
                 raise DataError(str(path), None, "expected a JSON list of runs")
-        except DataError as e:
-            if not skip_bad:
-                raise
-            out.bad.append(e)
-            continue
+            runs = loaded
         agent_model, _, domain = path.stem.rpartition("-")
         for n, run in enumerate(runs):
-            try:
+            with skip.record():
                 out_item, out_label = _run(path, n, run, agent_model, domain, rubric_hash)
-            except DataError as e:
-                if not skip_bad:
-                    raise
-                out.bad.append(e)
-                continue
-            out.items.append(out_item)
-            out.labels.append(out_label)
+                out.items.append(out_item)
+                out.labels.append(out_label)
     return out
 
 

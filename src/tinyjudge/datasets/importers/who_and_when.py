@@ -17,13 +17,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, cast, get_args
 
-from pydantic import ValidationError
-
-from tinyjudge.datasets.jsonl import describe_validation_error
 from tinyjudge.errors import DataError
 from tinyjudge.records import Item, Label, Message, Role
 
-from ._common import Imported
+from ._common import Imported, SkipBad
 from ._json import load_json
 
 __all__ = ["import_who_and_when", "WHO_AND_WHEN_SOURCE"]
@@ -123,8 +120,10 @@ def import_who_and_when(
     if not files:
         raise DataError(str(root), None, "no <subset>/<n>.json run files")
     out = Imported()
+    skip = SkipBad(skip_bad, out.bad)
     for path in files:
-        try:
+        # where=: a field of the wrong type (a number as a name) makes a bad file too
+        with skip.record(where=str(path)):
             data = load_json(path.read_bytes(), path)
             if not isinstance(data, dict):
                 raise DataError(str(path), None, 'expected a JSON object with "history"')
@@ -143,15 +142,6 @@ def import_who_and_when(
             label = _label(item_id, data, len(messages), rubric_hash)
             out.items.append(item)
             out.labels.append(label)
-        except ValidationError as e:  # a field of the wrong type, e.g. a number as a name
-            bad = DataError(str(path), None, describe_validation_error(e))
-            if not skip_bad:
-                raise bad from None
-            out.bad.append(bad)
-        except DataError as e:
-            if not skip_bad:
-                raise
-            out.bad.append(e)
     return out
 
 

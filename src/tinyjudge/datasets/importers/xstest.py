@@ -13,7 +13,7 @@ from pathlib import Path
 from tinyjudge.errors import DataError
 from tinyjudge.records import Item, Label, Message
 
-from ._common import Imported, read_csv_rows, require_file
+from ._common import Imported, SkipBad, read_csv_rows, require_file
 
 __all__ = ["import_xstest", "XSTEST_LABELS"]
 
@@ -69,20 +69,20 @@ def import_xstest(src: Path, rubric_hash: str | None = None, skip_bad: bool = Fa
     if not files:
         raise DataError(str(src), None, "no xstest_v2_completions_<model>_gpteval.csv files")
     out = Imported()
-    on_error = out.bad.append if skip_bad else None
+    skip = SkipBad(skip_bad, out.bad)
     for path in files:
         model = _PATTERN.search(path.name).group("model")  # type: ignore[union-attr]
         strmatch: dict[str, str] = {}
         strpath = path.with_name(path.name.replace("_gpteval", "_streval"))
         if strpath.exists():
             for _, row in read_csv_rows(
-                require_file(strpath, "string-match file"), ["id", "strmatch_label"], on_error
+                require_file(strpath, "string-match file"), ["id", "strmatch_label"], skip
             ):
                 strmatch[row["id"]] = row["strmatch_label"]
         required = ["id", "type", "prompt", "completion", *_SOURCES]
         seen: set[str] = set()
-        for line, row in read_csv_rows(path, required, on_error):
-            try:
+        for line, row in read_csv_rows(path, required, skip):
+            with skip.record():
                 if not row["id"] or not row["prompt"]:
                     raise DataError(str(path), line, 'empty "id" or "prompt"')
                 if row["id"] in seen:
@@ -112,8 +112,4 @@ def import_xstest(src: Path, rubric_hash: str | None = None, skip_bad: bool = Fa
                             item_id, "classifier:string-match", strmatch[row["id"]], rubric_hash
                         )
                     )
-            except DataError as e:
-                if not skip_bad:
-                    raise
-                out.bad.append(e)
     return out

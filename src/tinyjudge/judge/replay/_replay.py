@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import DataError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
 
@@ -40,7 +40,7 @@ def load_replay_labels(path: str | os.PathLike[str], source: str) -> list[Label]
     mine = [lab for lab in labels if lab.source == source]
     if not mine:
         sources = sorted({lab.source for lab in labels})
-        raise TinyjudgeError(f"{path}: no labels from source {source!r}; it holds {sources}")
+        raise DataError(str(path), None, f"no labels from source {source!r}; it holds {sources}")
     return mine
 
 

@@ -1,16 +1,19 @@
 """Several raters' labels of one item into one: majority vote, or Dawid-Skene.
 
 Both are pure functions on a count array ``votes[i, j, k]``: how many times rater
-``j`` gave item ``i`` the label ``k`` (0 or 1 in a label sheet).
+``j`` gave item ``i`` the label ``k`` (0 or 1 in a label sheet), which
+:func:`vote_counts` builds. A label sheet's ``human:final`` and distill's
+``dawid-skene`` targets (the judge as one more rater) both aggregate here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Aggregate", "majority", "dawid_skene"]
+__all__ = ["Aggregate", "vote_counts", "majority", "dawid_skene"]
 
 
 class Aggregate(NamedTuple):
@@ -27,6 +30,30 @@ class Aggregate(NamedTuple):
     probs: np.ndarray
     confusion: np.ndarray | None = None
     iterations: int = 0
+
+
+def vote_counts(
+    votes: Iterable[tuple[str, str, str]],
+    item_ids: Sequence[str],
+    raters: Sequence[str],
+    names: Sequence[str],
+) -> np.ndarray:
+    """``[items, raters, labels]`` counts from ``(item_id, rater, label)`` votes.
+
+    A vote for an item, rater or label not listed is left out.
+
+    >>> vote_counts([("q1", "ann", "no"), ("q1", "bob", "yes"), ("q9", "ann", "no")],
+    ...             ["q1"], ["ann", "bob"], ["yes", "no"]).tolist()
+    [[[0.0, 1.0], [1.0, 0.0]]]
+    """
+    row = {i: n for n, i in enumerate(item_ids)}
+    col = {r: n for n, r in enumerate(raters)}
+    kind = {k: n for n, k in enumerate(names)}
+    counts = np.zeros((len(item_ids), len(raters), len(names)))
+    for item_id, rater, label in votes:
+        if item_id in row and rater in col and label in kind:
+            counts[row[item_id], col[rater], kind[label]] += 1
+    return counts
 
 
 def majority(votes: np.ndarray) -> Aggregate:

@@ -1,0 +1,85 @@
+"""The one mapping from the library's parameter names to the command line's flags.
+
+The library's messages name Python parameters (``group_by and slice_by read
+item metadata: pass items``); a :class:`~tinyjudge.errors.UsageError` carries
+the parameter at fault in ``param``. When such an error ends a command, the
+CLI shows the same message in its own terms (``--group-by and --slice-by read
+item metadata: pass --items``), so a user reads the flag they would type.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tinyjudge.errors import TinyjudgeError, UsageError
+
+__all__ = ["FLAGS", "flag_for", "in_flags"]
+
+# parameter (as the library and the commands' signatures name it) -> flag
+FLAGS: dict[str, str] = {
+    "aggregate": "--aggregate",
+    "by": "--by",
+    "cheap": "--cheap",
+    "compare": "--compare",
+    "concurrency": "--concurrency",
+    "gguf": "--gguf",
+    "group_by": "--group-by",
+    "human": "--human",
+    "human_fraction": "--human-fraction",
+    "human_method": "--human-method",
+    "human_weight": "--human-weight",
+    "if_worse": "--if-worse",
+    "items": "--items",
+    "judge": "--judge",
+    "label_fields": "--label-field",
+    "limit": "--limit",
+    "max_retries": "--max-retries",
+    "method": "--method",
+    "n_boot": "--n-boot",
+    "n_splits": "--folds",
+    "order": "--order",
+    "out_dir": "--out",
+    "param": "--param",
+    "rater_field": "--rater-field",
+    "raters": "--rater",
+    "reference": "--reference",
+    "response_format": "--response-format",
+    "rubric": "--rubric",
+    "samples": "--samples",
+    "slice_by": "--slice-by",
+    "source": "--source",
+    "threads": "--threads",
+    "tier": "--tier",
+    "val_fraction": "--val-fraction",
+}
+
+
+def flag_for(param: str) -> str | None:
+    """The flag a user types for a library parameter; None where no command has one."""
+    return FLAGS.get(param)
+
+
+def _name(param: str) -> re.Pattern[str]:
+    # the bare word: not part of a key (metadata.group_by), a quoted value or a flag
+    return re.compile(rf"(?<![\w.'\"`/-]){re.escape(param)}(?![\w'\"`/-])")
+
+
+def in_flags(error: TinyjudgeError) -> str:
+    """The error's one-line message, with parameter names given as the CLI's flags.
+
+    For a :class:`UsageError`, every mapped parameter with an underscore in its
+    name (unambiguous in prose) becomes its flag, and so does the error's own
+    ``param`` where the message names it last (``needs the items: pass items``:
+    a one-word name is also a plain word). Other errors are shown as written.
+    """
+    message = str(error)
+    if not isinstance(error, UsageError):
+        return message
+    for param in sorted((p for p in FLAGS if "_" in p), key=len, reverse=True):
+        message = _name(param).sub(FLAGS[param], message)
+    flag = flag_for(error.param) if error.param else None
+    named = list(_name(error.param).finditer(message)) if flag and error.param else []
+    if flag and named:
+        last = named[-1]
+        message = message[: last.start()] + flag + message[last.end() :]
+    return message

@@ -1,0 +1,229 @@
+"""The house rules that a reader picking the project up relies on.
+
+The library speaks Python: its messages name parameters, and ``commands/``
+alone speaks in flags, through one mapping (``commands/_flags.py``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tinyjudge
+from tinyjudge.commands._flags import FLAGS, flag_for, in_flags
+from tinyjudge.commands._params import parse_params
+from tinyjudge.errors import DataError, RubricError, TinyjudgeError, UsageError
+
+SRC = Path(tinyjudge.__file__).parent
+FLAG = re.compile(r"--[a-z][a-z-]+")
+MOST_FLAG_LITERALS = 5
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def flag_literals() -> dict[str, int]:
+    """String constants naming a CLI flag, per file outside ``commands/`` and ``cli.py``.
+
+    Docstrings are prose about the command line (``tinyjudge import chat PATH --out
+    DIR``), not messages, so they are not counted.
+    """
+    counts: dict[str, int] = {}
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC)
+        if rel.parts[0] == "commands" or rel.as_posix() == "cli.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = _docstrings(tree)
+        n = sum(
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docs
+            and FLAG.search(node.value) is not None
+            for node in ast.walk(tree)
+        )
+        if n:
+            counts[rel.as_posix()] = n
+    return counts
+
+
+def test_the_flag_count_sees_a_flag_in_a_message() -> None:
+    # the walk itself: a message with a flag counts, a docstring and a bare "--" do not
+    tree = ast.parse('"""Run ``x --out``."""\nraise E(f"pass --items {p}")\nARGV = [f"--{k}"]\n')
+    docs = _docstrings(tree)
+    hits = [
+        n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+        if FLAG.search(n.value)
+    ]
+    assert hits == ["pass --items "]
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="31 left, in areas other developers are changing: _http.py 4, label/ 8, serve/ 6, "
+    "datasets/importers/chat.py 2, distill/ 8 (_data 3, _distill 2, _linear 1, _ort 2), "
+    "calibrate/_fit.py's file writes 1; and two that stay: calibrate/_data.py's "
+    "'score with --uncalibrated' hint, judge/local/_model.py's 'pip install --no-deps'",
+)
+def test_at_most_five_string_literals_outside_commands_name_a_flag() -> None:
+    counts = flag_literals()
+    assert sum(counts.values()) <= MOST_FLAG_LITERALS, counts
+
+
+# A library message, and the line the CLI shows for it.
+@pytest.mark.parametrize(
+    ("error", "shown"),
+    [
+        (
+            UsageError("group_by and slice_by read item metadata: pass items", param="items"),
+            "--group-by and --slice-by read item metadata: pass --items",
+        ),
+        (
+            UsageError("n_splits=9 needs at least as many groups, got 3", param="n_splits"),
+            "--folds=9 needs at least as many groups, got 3",
+        ),
+        (
+            UsageError("grouping by 'metadata.group_by' needs the items: pass items", "items"),
+            "grouping by 'metadata.group_by' needs the items: pass --items",
+        ),
+        (
+            UsageError("comparing two groups needs a grouping key: pass by", param="by"),
+            "comparing two groups needs a grouping key: pass --by",
+        ),
+        (
+            UsageError("the items name no rubric: pass rubric", param="rubric"),
+            "the items name no rubric: pass --rubric",
+        ),
+        (
+            UsageError("--param expects KEY=VALUE, got 'C'", param="param"),
+            "--param expects KEY=VALUE, got 'C'",
+        ),
+        (
+            UsageError("unknown option(s) ['human_weight_x'] for the linear tier"),
+            "unknown option(s) ['human_weight_x'] for the linear tier",
+        ),
+        (
+            DataError("labels.jsonl", 3, "group_by is not a field"),
+            "labels.jsonl:3: group_by is not a field",
+        ),
+        (
+            RubricError("rubric x: pass items"),
+            "rubric x: pass items",
+        ),
+    ],
+    ids=[
+        "two-params-and-the-one-at-fault", "renamed-flag", "key-and-quoted-value-kept",
+        "one-word-param", "param-word-only-where-named", "already-a-flag",
+        "quoted-value", "data-error", "other-kind",
+    ],
+)  # fmt: skip
+def test_the_cli_shows_a_library_message_in_flags(error: TinyjudgeError, shown: str) -> None:
+    assert in_flags(error) == shown
+
+
+def test_flag_for_a_parameter_no_command_has_is_none() -> None:
+    assert flag_for("group_by") == "--group-by"
+    assert flag_for("api_key") is None
+
+
+def _command_options() -> dict[str, set[str]]:
+    """Each parameter of every verb (nested ones too) -> the flags it is given as."""
+    import typer
+
+    from tinyjudge.cli import app
+
+    found: dict[str, set[str]] = {}
+
+    def walk(command: Any) -> None:
+        for sub in getattr(command, "commands", {}).values():
+            walk(sub)
+        for param in getattr(command, "params", []):
+            flags = {o for o in param.opts if o.startswith("--")}
+            if flags:
+                found.setdefault(param.name, set()).update(flags)
+
+    walk(typer.main.get_command(app))
+    return found
+
+
+def test_every_mapped_flag_is_one_a_command_takes() -> None:
+    options = _command_options()
+    taken = set().union(*options.values())
+    assert sorted(set(FLAGS.values()) - taken) == []
+    # a command parameter of the same name is given as the same flag
+    differ = {p: f for p, f in FLAGS.items() if p in options and f not in options[p]}
+    assert differ == {}
+
+
+def test_a_library_usage_error_reaches_the_cli_user_as_flags(tmp_path: Path) -> None:
+    from support import run_tinyjudge
+
+    from tinyjudge.datasets.importers import run_import
+    from tinyjudge.datasets.jsonl import write_jsonl
+    from tinyjudge.demo import bundled_sample
+
+    labels = tmp_path / "labels.jsonl"
+    write_jsonl(labels, run_import("xstest", bundled_sample()).labels)
+    done = run_tinyjudge(
+        "audit", labels, "--reference", "human:final", "--group-by", "x.y",
+        "--json", tmp_path / "report.json",
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    line = " ".join(done.stderr.split())
+    assert "--group-by and --slice-by read item metadata: pass --items" in line
+    assert "Traceback" not in done.stderr
+
+
+def test_the_library_names_the_parameter_not_the_flag() -> None:
+    from tinyjudge.audit.report import build_report
+    from tinyjudge.datasets.importers import run_import
+    from tinyjudge.demo import bundled_sample
+
+    labels = run_import("xstest", bundled_sample()).labels
+    with pytest.raises(UsageError, match="^group_by and slice_by read item metadata") as caught:
+        build_report(labels, None, reference="human:final", group_by="metadata.prompt_id")
+    assert caught.value.param == "items"
+    assert "--" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("pairs", "params"),
+    [
+        (["epochs=3", "lr=5e-5", "name=tiny"], {"epochs": 3, "lr": 5e-5, "name": "tiny"}),
+        (["balanced=false", "x=TRUE", "y=None"], {"balanced": False, "x": True, "y": None}),
+        ([" C = 2"], {"C": 2}),
+        (["path=a=b"], {"path": "a=b"}),
+        (["n=1", "n=2"], {"n": 2}),
+        ([], {}),
+    ],
+    ids=["numbers-and-text", "constants-any-case", "key-stripped", "first-equals", "last-wins",
+         "none"],
+)  # fmt: skip
+def test_parse_params_reads_values_as_they_mean(pairs: list[str], params: dict[str, Any]) -> None:
+    assert parse_params(pairs) == params
+
+
+@pytest.mark.parametrize("pair", ["C", "=3", " =3"], ids=["no-equals", "no-key", "blank-key"])
+def test_parse_params_refuses_a_pair_without_a_key(pair: str) -> None:
+    with pytest.raises(UsageError, match=r"--param expects KEY=VALUE, got") as caught:
+        parse_params([pair])
+    assert caught.value.param == "param"
+
+
+def test_parse_params_is_not_in_the_library() -> None:
+    import tinyjudge.distill
+
+    assert "parse_params" not in tinyjudge.distill.__all__
