@@ -29,7 +29,7 @@ from typing import Any
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["default_max_connections", "serve_app"]
+__all__ = ["default_max_connections", "bounded_server", "serve_app"]
 
 _FD_MESSAGE = "socket.accept() out of system resource"
 _FD_LINE_EVERY_S = 10.0
@@ -142,23 +142,21 @@ class _Server(uvicorn.Server):
         )
 
 
-def serve_app(
+def bounded_server(
     app: Any,
     *,
     host: str = "127.0.0.1",
     port: int = 8000,
-    sockets: Sequence[socket.socket] | None = None,
     header_timeout_s: float = 10.0,
     max_connections: int | None = None,
     lifespan: str = "auto",
-) -> None:
-    """Run the ASGI ``app`` until interrupted, bounded as this module says.
+) -> uvicorn.Server:
+    """A uvicorn server for the ASGI ``app``, bounded as this module says (not yet running).
 
     Args:
         app: the ASGI application.
-        host: the bind address (unless ``sockets`` are given).
-        port: the TCP port (unless ``sockets`` are given).
-        sockets: listening sockets to serve on instead of binding ``host:port``.
+        host: the bind address (unless ``run`` is given sockets).
+        port: the TCP port (unless ``run`` is given sockets).
         header_timeout_s: how long a connection may take to send a request head.
         max_connections: the most open connections; None: :func:`default_max_connections`.
         lifespan: uvicorn's lifespan mode (``"off"`` for an app without one).
@@ -179,5 +177,10 @@ def serve_app(
         # a small one keeps a burst from running past the connection limit
         backlog=max(16, min(2048, limit // 4)),
     )
-    server = _Server(config, connections)
-    server.run(sockets=list(sockets) if sockets is not None else None)
+    return _Server(config, connections)
+
+
+def serve_app(app: Any, *, sockets: Sequence[socket.socket] | None = None, **bounds: Any) -> None:
+    """Run the ASGI ``app`` until interrupted: :func:`bounded_server`'s server, on
+    ``sockets`` when given (already listening), else on its ``host`` and ``port``."""
+    bounded_server(app, **bounds).run(sockets=list(sockets) if sockets is not None else None)
