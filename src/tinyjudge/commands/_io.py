@@ -109,15 +109,23 @@ def format_interval(
     return f"{x:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
-def read_label_files(paths: Sequence[Path]) -> list[Label]:
+def read_label_files(paths: Sequence[Path], skip_bad: bool = False) -> list[Label]:
     """Every label of every file, in order.
+
+    With ``skip_bad`` a bad line (a torn last line, say) is reported on stderr
+    and the rest is read.
 
     Raises:
         TinyjudgeError: a file is missing or holds a bad line (``file:line``).
     """
     from tinyjudge.datasets.jsonl import read_labels
+    from tinyjudge.errors import DataError
 
-    return [lab for path in paths for lab in read_labels(path)]
+    def report(e: DataError) -> None:
+        err.print(f"skipped {e}", markup=False, soft_wrap=True)
+
+    on_error = report if skip_bad else None
+    return [lab for path in paths for lab in read_labels(path, on_error=on_error)]
 
 
 def refuse_writing_over_inputs(
