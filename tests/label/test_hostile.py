@@ -22,8 +22,7 @@ from support import run_tinyjudge
 
 from tinyjudge.datasets.jsonl import read_labels
 from tinyjudge.errors import StorageError
-from tinyjudge.label import LabelStore, store_path
-from tinyjudge.label import _labels_file
+from tinyjudge.label import LabelStore, _labels_file, store_path
 from tinyjudge.rubric import load_rubric
 
 from .conftest import LabelData
@@ -78,9 +77,8 @@ def test_a_torn_file_never_blocks_calibrate(xstest_data, tmp_path):
             "--human", "human:final", "--out", str(tmp_path / "cal"), "--n-boot", "20"]  # fmt: skip
     refused = run_tinyjudge(*args, timeout=300)
     assert refused.returncode == 2
-    assert refused.stderr.strip().splitlines() == [
-        l for l in refused.stderr.strip().splitlines() if f"labels.jsonl:{n}: malformed JSON" in l
-    ]
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"labels.jsonl:{n}: malformed JSON" in lines[0], lines
     done = run_tinyjudge(*args, "--skip-bad", timeout=300)
     assert done.returncode == 0, done.stderr
     assert f"skipped {xstest_data.labels}:{n}: malformed JSON" in done.stderr

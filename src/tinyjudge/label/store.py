@@ -471,4 +471,3 @@ class LabelStore:
                 label = self.to_label(a, (a.reviewer, a.item_id) in seen)
                 out.write(label.model_dump_json(exclude_none=True) + "\n")
         return len(mine)
-
