@@ -14,6 +14,7 @@ import os
 import random
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import httpx
@@ -22,7 +23,7 @@ from support import run_tinyjudge
 
 from tinyjudge.datasets.jsonl import read_labels
 from tinyjudge.errors import StorageError
-from tinyjudge.label import LabelStore, _labels_file, store_path
+from tinyjudge.label import LabelStore, _labels_file, open_session, store_path
 from tinyjudge.rubric import load_rubric
 
 from .conftest import LabelData
@@ -102,17 +103,21 @@ def _store_is_consistent(data: LabelData, reviewer: str) -> None:
     assert _human(data.labels, reviewer) == {i: lab for i, kind, lab in live if kind == "label"}
 
 
-def test_two_tabs_racing_answer_and_undo_keep_the_store_consistent(start_server, xstest_data):
+def test_tabs_racing_answer_and_undo_keep_the_store_consistent(start_server, xstest_data):
     server = start_server(xstest_data, "tab", "--select", "sequential")
     codes: list[int] = []
     failures: list[str] = []
 
-    def tab(seed: int) -> None:
+    def tab(seed: int, role: str) -> None:
+        # "answer" tabs answer what they were shown; "look" tabs reload (which assigns
+        # the next item); "undo" tabs take answers back: every pair of steps races
         rng = random.Random(seed)
         with server.client() as c:
-            for _ in range(60):
+            for _ in range(80):
                 try:
-                    if rng.random() < 0.3:
+                    if role == "look":
+                        r = c.get("/api/current")
+                    elif role == "undo" and rng.random() < 0.5:
                         r = c.post("/api/undo", json={})
                     elif rng.random() < 0.15:
                         item = c.get("/api/current").json()["item_id"]
@@ -125,7 +130,8 @@ def test_two_tabs_racing_answer_and_undo_keep_the_store_consistent(start_server,
                 except httpx.HTTPError as e:  # pragma: no cover - would be a failure
                     failures.append(repr(e))
 
-    threads = [threading.Thread(target=tab, args=(seed,)) for seed in range(3)]
+    roles = ["answer", "answer", "look", "look", "undo"]
+    threads = [threading.Thread(target=tab, args=(i, role)) for i, role in enumerate(roles)]
     for t in threads:
         t.start()
     for t in threads:
@@ -142,6 +148,37 @@ def test_two_tabs_racing_answer_and_undo_keep_the_store_consistent(start_server,
         item = c.get("/api/current").json()["item_id"]
         assert c.post("/api/skip", json={"item_id": item}).status_code == 200
     _store_is_consistent(xstest_data, "tab")
+
+
+def test_an_item_answered_while_the_next_is_chosen_is_not_assigned(xstest_data):
+    """The race two tabs ran, made certain: tab A reloads (choosing the next item, slowly)
+    while tab B, shown the same item, answers it. A must not assign the answered item."""
+    session = open_session(
+        xstest_data.items, "compliance", xstest_data.labels, "race", select="sequential"
+    )
+    first = session.current()
+    session.store.answer("race", first, "full_refusal")  # no current item now
+    nxt = session.selector.next_item({first})[0]
+    choose = session.selector.next_item
+
+    def slow(finished: set[str]):  # type: ignore[no-untyped-def]
+        picked = choose(finished)
+        time.sleep(0.5)  # the window in which tab B answers
+        return picked
+
+    session.selector.next_item = slow  # type: ignore[method-assign]
+    tab_a = threading.Thread(target=session.current)
+    tab_a.start()
+    time.sleep(0.1)
+    session.store.assign("race", nxt)  # tab B: shown the same item, answers it
+    session.store.answer("race", nxt, "full_compliance")
+    tab_a.join()
+    session.selector.next_item = choose  # type: ignore[method-assign]
+    current = session.current()
+    assert current not in {first, nxt}
+    session.store.answer("race", current, "full_refusal")  # and answering goes on
+    session.store.close()
+    _store_is_consistent(xstest_data, "race")
 
 
 def test_a_cursor_left_on_an_answered_item_is_freed(xstest_data):
