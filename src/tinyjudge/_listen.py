@@ -5,10 +5,11 @@ page the user visits) can open them until the process has none left; then every
 ``accept`` failed with a traceback and ``/health`` waited with the rest. Here:
 
 - a connection must send a whole request head within ``header_timeout_s`` of
-  opening (or of its last answer), else it is closed;
+  opening (or of its last answer), and the body within ``body_timeout_s`` of the
+  head, else it is closed;
 - at most ``max_connections`` are open (by default a share of the file-descriptor
-  limit); a new one past that closes the longest idle one, so a fresh client is
-  answered however many idle ones came before it;
+  limit); a new one past that closes the longest idle one (else the oldest still
+  sending its body), so a fresh client is answered however many came before it;
 - when descriptors do run out anyway, one line on stderr says so (at most every
   ten seconds), and asyncio retries the accept a second later instead of spinning.
 
@@ -47,9 +48,10 @@ def default_max_connections() -> int:
 class _Connections:
     """The open connections of one server, the idle ones in the order they fell idle."""
 
-    def __init__(self, limit: int, header_timeout_s: float) -> None:
+    def __init__(self, limit: int, header_timeout_s: float, body_timeout_s: float) -> None:
         self.limit = limit
         self.header_timeout_s = header_timeout_s
+        self.body_timeout_s = body_timeout_s
         self.open: set[_BoundedH11] = set()
         self.idle: OrderedDict[_BoundedH11, None] = OrderedDict()
 
@@ -62,15 +64,24 @@ class _BoundedH11(H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._deadline: asyncio.TimerHandle | None = None
+        self._head_at = self.loop.time()
         book = self.connections_
         if len(book.open) >= book.limit:
-            if not book.idle:  # every connection is in the middle of a request
-                transport.close()
-                return
-            oldest, _ = book.idle.popitem(last=False)
-            oldest._close_idle()
+            if book.idle:
+                oldest, _ = book.idle.popitem(last=False)
+                oldest._close_idle()
+            else:
+                uploading = [c for c in book.open if c._receiving_body()]
+                if not uploading:  # every connection is being answered
+                    transport.close()
+                    return
+                min(uploading, key=lambda c: c._head_at)._close_idle()
         book.open.add(self)
         self._await_head()
+
+    def _receiving_body(self) -> bool:
+        cycle = self.cycle
+        return cycle is not None and cycle.more_body and not cycle.response_started
 
     def _await_head(self) -> None:
         """From now the client has ``header_timeout_s`` to send a whole request head."""
@@ -87,12 +98,28 @@ class _BoundedH11(H11Protocol):
             self.transport.close()
 
     def handle_events(self) -> None:
+        waiting = self in self.connections_.idle  # no request head yet
         super().handle_events()
-        if self.cycle is not None and not self.cycle.response_complete:  # a request came
+        cycle = self.cycle
+        if cycle is None or cycle.response_complete:
+            return
+        if waiting:  # a request head came: from now its body has body_timeout_s
             self.connections_.idle.pop(self, None)
+            self._head_at = self.loop.time()
             if self._deadline is not None:
                 self._deadline.cancel()
                 self._deadline = None
+            if cycle.more_body:
+                self._deadline = self.loop.call_later(
+                    self.connections_.body_timeout_s, self._close_if_receiving
+                )
+        elif not cycle.more_body and self._deadline is not None:  # the whole body is in
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _close_if_receiving(self) -> None:
+        if self._receiving_body() and not self.transport.is_closing():
+            self.transport.close()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -123,6 +150,8 @@ class _Server(uvicorn.Server):
         await super().startup(sockets=sockets)
 
     def _on_loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if self.should_exit and "_start_serving" in repr(context.get("handle")):
+            return  # asyncio's accept retry, due after the listening socket closed
         if context.get("message") != _FD_MESSAGE:
             loop.default_exception_handler(context)
             return
@@ -148,6 +177,7 @@ def bounded_server(
     host: str = "127.0.0.1",
     port: int = 8000,
     header_timeout_s: float = 10.0,
+    body_timeout_s: float = 60.0,
     max_connections: int | None = None,
     lifespan: str = "auto",
 ) -> uvicorn.Server:
@@ -158,11 +188,12 @@ def bounded_server(
         host: the bind address (unless ``run`` is given sockets).
         port: the TCP port (unless ``run`` is given sockets).
         header_timeout_s: how long a connection may take to send a request head.
+        body_timeout_s: how long a request may take to send its body after its head.
         max_connections: the most open connections; None: :func:`default_max_connections`.
         lifespan: uvicorn's lifespan mode (``"off"`` for an app without one).
     """
     limit = max_connections if max_connections is not None else default_max_connections()
-    connections = _Connections(limit, header_timeout_s)
+    connections = _Connections(limit, header_timeout_s, body_timeout_s)
     protocol = type("BoundedH11", (_BoundedH11,), {"connections_": connections})
     config = uvicorn.Config(
         app,

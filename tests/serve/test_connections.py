@@ -24,6 +24,7 @@ SERVER = textwrap.dedent(
     """
     import resource, sys
     limit, max_connections, header_timeout = int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
+    body_timeout = float(sys.argv[5])
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
     from tinyjudge._listen import serve_app
@@ -34,7 +35,7 @@ SERVER = textwrap.dedent(
         await send({"type": "http.response.body", "body": b"ok"})
 
     serve_app(app, host="127.0.0.1", port=int(sys.argv[1]), lifespan="off",
-              header_timeout_s=header_timeout,
+              header_timeout_s=header_timeout, body_timeout_s=body_timeout,
               max_connections=None if max_connections == "auto" else int(max_connections))
     """
 )
@@ -42,10 +43,14 @@ SERVER = textwrap.dedent(
 
 @contextmanager
 def listener(
-    fd_limit: int, max_connections: int | None = None, header_timeout_s: float = 10.0
+    fd_limit: int,
+    max_connections: int | None = None,
+    header_timeout_s: float = 10.0,
+    body_timeout_s: float = 60.0,
 ) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     port = free_port()
-    args = [str(port), str(fd_limit), str(max_connections or "auto"), str(header_timeout_s)]
+    limits = [fd_limit, max_connections or "auto", header_timeout_s, body_timeout_s]
+    args = [str(port), *map(str, limits)]
     proc = subprocess.Popen(
         [sys.executable, "-c", SERVER, *args],
         stdout=subprocess.DEVNULL,
@@ -149,6 +154,46 @@ def test_a_request_head_sent_too_slowly_is_cut_off() -> None:
                     break
         assert closed and time.monotonic() - start < 4.0
         assert _health_within(url, 5.0) < 5.0
+
+
+def test_a_body_sent_too_slowly_is_cut_off() -> None:
+    with listener(fd_limit=1024, body_timeout_s=1.0) as (url, _):
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            s.sendall(b"POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n")
+            start = time.monotonic()
+            s.settimeout(0.3)
+            closed = False
+            while time.monotonic() - start < 6.0:
+                try:
+                    s.sendall(b"x")  # a byte at a time: the body never completes in time
+                    if s.recv(1024) == b"":
+                        closed = True
+                        break
+                except TimeoutError:
+                    continue
+                except OSError:
+                    closed = True
+                    break
+        assert closed and time.monotonic() - start < 4.0
+
+
+def test_slow_uploads_past_the_limit_cannot_starve_health() -> None:
+    """At the limit with no idle connection, the oldest one still sending its body goes."""
+    with listener(fd_limit=1024, max_connections=50) as (url, _):
+        port = int(url.rsplit(":", 1)[1])
+        head = b"POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n"
+        socks = []
+        for _ in range(80):
+            s = socket.create_connection(("127.0.0.1", port))
+            s.sendall(head + b"x")
+            socks.append(s)
+        try:
+            time.sleep(0.5)
+            assert _health_within(url, 5.0) < 5.0
+        finally:
+            for s in socks:
+                s.close()
 
 
 def test_keep_alive_connections_are_reused_not_cut() -> None:

@@ -83,5 +83,6 @@ def run_server(model: Scorer, options: ServerOptions | None = None, **changes: A
         host=opts.host,
         port=opts.port,
         header_timeout_s=opts.header_timeout_s,
+        body_timeout_s=opts.body_timeout_s,
         max_connections=opts.max_connections,
     )

@@ -44,6 +44,8 @@ class ServerOptions:
             built-in templates, recognised by their markers).
         header_timeout_s: a connection that has not sent a whole request head
             this long after it opened (or after its last answer) is closed.
+        body_timeout_s: a request whose body has not all arrived this long after
+            its head is cut off (its connection closed).
         max_connections: the most open connections; at the limit the longest
             idle one is closed for a new one. None: from the file-descriptor limit.
     """
@@ -61,6 +63,7 @@ class ServerOptions:
     reward: Sequence[str] | None = None
     chat_template: str | None = None
     header_timeout_s: float = 10.0
+    body_timeout_s: float = 60.0
     max_connections: int | None = field(default=None)
 
     def __post_init__(self) -> None:
@@ -76,8 +79,9 @@ class ServerOptions:
         for name in ("max_batch", "max_body_bytes", "max_items", "max_text_chars"):
             if getattr(self, name) < 1:
                 raise UsageError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.header_timeout_s <= 0:
-            raise UsageError(f"header_timeout_s must be positive, got {self.header_timeout_s}")
+        for name in ("header_timeout_s", "body_timeout_s"):
+            if getattr(self, name) <= 0:
+                raise UsageError(f"{name} must be positive, got {getattr(self, name)}")
 
     @property
     def hosts(self) -> frozenset[str] | None:
