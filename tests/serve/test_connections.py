@@ -29,7 +29,12 @@ SERVER = textwrap.dedent(
     resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
     from tinyjudge._listen import serve_app
 
-    async def app(scope, receive, send):
+    async def app(scope, receive, send):  # reads the body first, as the servers do
+        message = {"more_body": True}
+        while message.get("more_body"):
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-type", b"text/plain")]})
         await send({"type": "http.response.body", "body": b"ok"})
