@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["append_line", "cut_to", "mend_tail", "read_objects"]
+__all__ = ["append_line", "cut_to", "lines_except", "mend_tail", "read_objects"]
 
 
 def append_line(path: Path, line: bytes) -> int:
@@ -48,6 +48,30 @@ def mend_tail(path: Path) -> bool:
     with path.open("r+b") as fh:
         size = fh.seek(0, os.SEEK_END)
         return _mend(fh) < size
+
+
+def lines_except(path: Path, owned: Callable[[object], bool]) -> list[str]:
+    """The lines of ``path`` (each ending in a newline) but those whose record is ``owned``.
+
+    Only a line naming a human source can be the store's, so only those are parsed;
+    a line that is not JSON is not ours to judge and is kept byte for byte.
+    """
+    keep: list[str] = []
+    if not path.exists():
+        return keep
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            obj = None
+            if '"human:' in line:
+                try:
+                    obj = json.loads(line)
+                except (ValueError, RecursionError):
+                    pass
+            if not owned(obj):
+                keep.append(line if line.endswith("\n") else line + "\n")
+    return keep
 
 
 def read_objects(path: Path) -> Iterator[object]:

@@ -15,7 +15,6 @@ skip is the absence of a human answer, not a verdict.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sqlite3
@@ -31,41 +30,11 @@ from tinyjudge.errors import StorageError, TinyjudgeError
 from tinyjudge.records import Label
 from tinyjudge.rubric import Rubric
 
-from ._labels_file import append_line, cut_to, mend_tail, read_objects
+from ._labels_file import append_line, cut_to, lines_except, mend_tail, read_objects
+from ._schema import SCHEMA
 
 __all__ = ["Answer", "LabelStore", "store_path", "check_reviewer"]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS answers (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    reviewer TEXT NOT NULL,
-    rubric TEXT NOT NULL,
-    rubric_hash TEXT NOT NULL,
-    item_id TEXT NOT NULL,
-    kind TEXT NOT NULL CHECK (kind IN ('label', 'skip')),
-    label TEXT,
-    note TEXT,
-    selected_by TEXT,
-    created REAL NOT NULL,
-    undone REAL
-);
--- at most one live answer per reviewer and item: undo frees the slot
-CREATE UNIQUE INDEX IF NOT EXISTS answers_live
-    ON answers (reviewer, rubric, item_id) WHERE undone IS NULL;
--- who labels here: their human: labels in the labels file belong to this store
-CREATE TABLE IF NOT EXISTS reviewers (
-    reviewer TEXT NOT NULL,
-    rubric TEXT NOT NULL,
-    PRIMARY KEY (reviewer, rubric)
-);
-CREATE TABLE IF NOT EXISTS cursor (
-    reviewer TEXT NOT NULL,
-    rubric TEXT NOT NULL,
-    item_id TEXT NOT NULL,
-    selected_by TEXT,
-    PRIMARY KEY (reviewer, rubric)
-);
-"""
 
 _REVIEWER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -129,7 +98,7 @@ class LabelStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         # FULL: an answer survives a power cut too, not only a killed process.
         self._db.execute("PRAGMA synchronous=FULL")
-        self._db.executescript(_SCHEMA)
+        self._db.executescript(SCHEMA)
 
     def close(self) -> None:
         with self._lock:
@@ -448,21 +417,7 @@ class LabelStore:
     def _export(self, also: Sequence[str] = ()) -> int:
         """:meth:`export`, inside a write transaction already open."""
         sources = {f"human:{r}" for r in (*self.reviewers(), *also)}
-        keep: list[str] = []
-        if self.labels_path.exists():
-            with self.labels_path.open(encoding="utf-8") as fh:
-                for line in fh:
-                    if not line.strip():
-                        continue
-                    obj = None
-                    # Only a line naming a human source can be ours: parse just those.
-                    if '"human:' in line:
-                        try:
-                            obj = json.loads(line)
-                        except json.JSONDecodeError:
-                            pass  # not ours to judge: kept byte for byte
-                    if not self._owned(obj, sources):
-                        keep.append(line if line.endswith("\n") else line + "\n")
+        keep = lines_except(self.labels_path, lambda obj: self._owned(obj, sources))
         mine = [a for a in self.answers() if a.kind == "label"]
         seen = self.seen()
         with atomic_writer(self.labels_path) as out:
