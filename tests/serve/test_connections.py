@@ -138,49 +138,40 @@ def test_running_out_of_descriptors_is_one_line_and_the_server_recovers() -> Non
     assert "cannot accept connections (Too many open files)" in lines[0]
 
 
+def _trickle_until_closed(port: int, start_bytes: bytes, byte: bytes) -> float | None:
+    """Send ``start_bytes``, then ``byte`` every 0.3 s; seconds until the server closed the
+    connection (None if it had not after 6 s)."""
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(start_bytes)
+        start = time.monotonic()
+        s.settimeout(0.3)
+        while time.monotonic() - start < 6.0:
+            try:
+                s.sendall(byte)
+                if s.recv(1024) == b"":
+                    return time.monotonic() - start
+            except TimeoutError:
+                continue
+            except OSError:  # reset by the server
+                return time.monotonic() - start
+    return None
+
+
 def test_a_request_head_sent_too_slowly_is_cut_off() -> None:
     with listener(fd_limit=1024, header_timeout_s=1.0) as (url, _):
         port = int(url.rsplit(":", 1)[1])
-        with socket.create_connection(("127.0.0.1", port)) as s:
-            s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-            start = time.monotonic()
-            s.settimeout(0.3)
-            closed = False
-            while time.monotonic() - start < 6.0:
-                try:
-                    s.sendall(b"X")  # one byte of a header line at a time, never a whole head
-                    if s.recv(1024) == b"":
-                        closed = True
-                        break
-                except TimeoutError:
-                    continue
-                except OSError:  # reset by the server
-                    closed = True
-                    break
-        assert closed and time.monotonic() - start < 4.0
+        # one byte of a header line at a time, never a whole head
+        took = _trickle_until_closed(port, b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n", b"X")
+        assert took is not None and took < 4.0
         assert _health_within(url, 5.0) < 5.0
 
 
 def test_a_body_sent_too_slowly_is_cut_off() -> None:
     with listener(fd_limit=1024, body_timeout_s=1.0) as (url, _):
         port = int(url.rsplit(":", 1)[1])
-        with socket.create_connection(("127.0.0.1", port)) as s:
-            s.sendall(b"POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n")
-            start = time.monotonic()
-            s.settimeout(0.3)
-            closed = False
-            while time.monotonic() - start < 6.0:
-                try:
-                    s.sendall(b"x")  # a byte at a time: the body never completes in time
-                    if s.recv(1024) == b"":
-                        closed = True
-                        break
-                except TimeoutError:
-                    continue
-                except OSError:
-                    closed = True
-                    break
-        assert closed and time.monotonic() - start < 4.0
+        head = b"POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n"
+        took = _trickle_until_closed(port, head, b"x")  # the body never completes in time
+        assert took is not None and took < 4.0
 
 
 def test_slow_uploads_past_the_limit_cannot_starve_health() -> None:
