@@ -13,6 +13,8 @@ from tinyjudge.serve import create_app, query_to_item
 
 from .conftest import running
 
+TOKEN = "s3cret-token-for-tests"  # 16 characters or more, as every token must be
+
 
 def _payload(items: list[Item]) -> dict:
     return {"items": [it.model_dump(mode="json", exclude_none=True) for it in items]}
@@ -98,10 +100,10 @@ def test_request_size_limit_answers_413(linear_model, xstest_items_labels) -> No
 
 def test_bearer_token_is_required_when_set(linear_model, xstest_items_labels) -> None:
     payload = _payload(xstest_items_labels[0][:1])
-    with running(create_app(linear_model, token="s3cret")) as url:
+    with running(create_app(linear_model, token=TOKEN)) as url:
         none = httpx.post(f"{url}/score", json=payload)
         wrong = httpx.post(f"{url}/score", json=payload, headers={"authorization": "Bearer nope"})
-        ok = httpx.post(f"{url}/score", json=payload, headers={"authorization": "Bearer s3cret"})
+        ok = httpx.post(f"{url}/score", json=payload, headers={"authorization": f"Bearer {TOKEN}"})
         metrics = httpx.get(f"{url}/metrics")
         health = httpx.get(f"{url}/health")
     assert (none.status_code, wrong.status_code, ok.status_code) == (401, 401, 200)
@@ -153,9 +155,9 @@ def test_metrics_count_errors_and_latency(linear_model) -> None:
 
 def test_metrics_lump_unknown_paths_together(linear_model) -> None:
     # Without the token, a client probing random paths must not grow the metrics.
-    with running(create_app(linear_model, token="s3cret")) as url:
+    with running(create_app(linear_model, token=TOKEN)) as url:
         codes = [httpx.get(f"{url}/probe/{i}").status_code for i in range(3)]
-        auth = {"authorization": "Bearer s3cret"}
+        auth = {"authorization": f"Bearer {TOKEN}"}
         text = httpx.get(f"{url}/metrics", headers=auth).text
     assert codes == [401, 401, 401]
     assert 'tinyjudge_requests_total{path="other",code="401"} 3' in text
@@ -188,7 +190,7 @@ def test_client_disconnects_are_counted_apart_from_errors(linear_model) -> None:
         for _ in range(2):  # the client promises 1,000 bytes, sends 10 and leaves
             with socket.create_connection((where.hostname, where.port)) as s:
                 s.sendall(
-                    b"POST /score HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    b"POST /score HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                     b"Content-Length: 1000\r\n\r\n" + b'{"items": '
                 )
         deadline = time.monotonic() + 10

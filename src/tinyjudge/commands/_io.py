@@ -105,15 +105,23 @@ def labels_rubric(
     return None
 
 
-def read_label_files(paths: Sequence[Path]) -> list[Label]:
+def read_label_files(paths: Sequence[Path], skip_bad: bool = False) -> list[Label]:
     """Every label of every file, in order.
+
+    With ``skip_bad`` a bad line (a torn last line, say) is reported on stderr
+    and the rest is read.
 
     Raises:
         TinyjudgeError: a file is missing or holds a bad line (``file:line``).
     """
     from tinyjudge.datasets.jsonl import read_labels
+    from tinyjudge.errors import DataError
 
-    return [lab for path in paths for lab in read_labels(path)]
+    def report(e: DataError) -> None:
+        err.print(f"skipped {e}", markup=False, soft_wrap=True)
+
+    on_error = report if skip_bad else None
+    return [lab for path in paths for lab in read_labels(path, on_error=on_error)]
 
 
 def labels_to_keep(path: Path, written: Sequence[Label], replace: bool) -> list[Label]:

@@ -53,6 +53,9 @@ def command(
         help="when the method makes held-out NLL or ECE worse than none: identity "
         "(apply none), refuse (exit 2) or keep",
     ),
+    skip_bad: bool = typer.Option(
+        False, "--skip-bad", help="report bad lines of the labels files (a torn one) and go on"
+    ),
 ) -> None:
     """Calibrate a reward model's probabilities against human labels.
 
@@ -85,7 +88,7 @@ def command(
         written = [(out_dir / name, "--out") for name in ("labels.jsonl", "metrics.json")]
         given = [*((path, "labels file") for path in paths), (items, "--items file")]
         refuse_writing_over_inputs(written, given)
-        labels = read_label_files(paths)
+        labels = read_label_files(paths, skip_bad)
         item_list = read_items(items) if items is not None else None
         done = calibrate_source(labels, source=source, human=human, items=item_list, **fit)
         save_source_calibration(done, out_dir)
@@ -111,7 +114,7 @@ def command(
     model_dir, items_path, *label_paths = paths
     make_calibrator(method)  # an unknown method fails before any work
     model = load_model(model_dir, calibrated=False)
-    labels = read_label_files(label_paths)
+    labels = read_label_files(label_paths, skip_bad)
     done_model = calibrate_model(
         model, read_items(items_path), labels, human=human, items_name=str(items_path), **fit,
     )  # fmt: skip

@@ -33,6 +33,12 @@ def command(
     token: str = typer.Option(
         None, envvar="TINYJUDGE_LABEL_TOKEN", help="token to require (needed off loopback)"
     ),
+    allowed_host: list[str] = typer.Option(
+        None,
+        "--allowed-host",
+        help="a Host name to answer to (repeatable); on loopback only loopback names are "
+        "answered besides these (no DNS rebinding)",
+    ),
 ) -> None:
     """Label items in the browser; each answer is saved at once as human:NAME."""
     from tinyjudge._extras import require_extra
@@ -48,7 +54,9 @@ def command(
     done = len(session.my_answers())
     how = session.selector.mode + (f" on {session.cheap_source}" if session.cheap_source else "")
     out.print(f"{len(session.items)} items, {done} labelled by human:{reviewer}; order: {how}")
-    app_ = create_app(session, token=token, loopback=is_loopback(host))
+    app_ = create_app(
+        session, token=token, loopback=is_loopback(host), hosts=tuple(allowed_host or ())
+    )
 
     def ready(url: str) -> None:
         out.print(f"open {url}  (Ctrl+C stops; every answer is already saved)")

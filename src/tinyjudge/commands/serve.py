@@ -28,6 +28,15 @@ def command(
     insecure_no_token: bool = typer.Option(
         False, "--insecure-no-token", help="allow a non-loopback --host without a token"
     ),
+    allowed_host: list[str] = typer.Option(
+        None,
+        "--allowed-host",
+        help="a Host name to answer to (repeatable); on loopback only loopback names are "
+        "answered besides these (no DNS rebinding)",
+    ),
+    max_text_chars: int = typer.Option(
+        1 << 20, min=1, help="most characters in one text rollout; longer ones get 413"
+    ),
     reward: str = typer.Option(
         None,
         "--reward",
@@ -50,28 +59,23 @@ def command(
     # comes with the model code); the user's own setting wins.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from tinyjudge.distill import load_model
-    from tinyjudge.serve import describe_reward, reward_labels_for, run_server
-    from tinyjudge.serve._templates import check_template
+    from tinyjudge.serve import ServerOptions, describe_reward, reward_labels_for, run_server
 
     if max_batch < 1:
         fail(f"--max-batch must be at least 1, got {max_batch}")
-    from tinyjudge._http import check_exposure
-
-    # Before the model loads: a refused bind costs nothing.
-    check_exposure(
-        host, token, what="the reward model", env="TINYJUDGE_TOKEN", insecure=insecure_no_token
-    )
-    if chat_template is not None:
-        check_template(chat_template)
+    # Checked before the model loads: a refused bind costs nothing.
+    options = ServerOptions(
+        host=host, port=port, token=token, insecure_no_token=insecure_no_token,
+        allowed_hosts=tuple(allowed_host or ()), max_batch=max_batch, max_wait_ms=max_wait_ms,
+        max_body_bytes=int(max_body_mb * (1 << 20)), max_items=max_items,
+        max_text_chars=max_text_chars, chat_template=chat_template,
+        reward=reward.split(",") if reward else None,
+    )  # fmt: skip
     model = load_model(model_dir)
     try:
-        labels = reward_labels_for(model, reward.split(",") if reward else None)
+        labels = reward_labels_for(model, list(options.reward) if options.reward else None)
     except TinyjudgeError as e:
         raise TinyjudgeError(f"--reward {reward}: {e}") from None
     out.print(f"serving {model.name} on http://{host}:{port} (POST /score, /get_reward)")
     out.print(describe_reward(model, labels), markup=False, soft_wrap=True)
-    run_server(
-        model, host, port, token, max_batch, max_wait_ms, int(max_body_mb * (1 << 20)),
-        reward=labels, chat_template=chat_template, max_items=max_items,
-        insecure_no_token=insecure_no_token,
-    )  # fmt: skip
+    run_server(model, options)

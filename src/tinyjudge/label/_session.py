@@ -62,17 +62,11 @@ class LabelSession:
 
     def current(self) -> str | None:
         """The item to show: the assigned one, or the selector's next (then assigned)."""
-        cur = self.store.current(self.reviewer)
-        if cur is not None and cur[0] in self.items:
-            return cur[0]
-        if self.done():
-            return None
-        finished = {a.item_id for a in self.store.answers(self.reviewer)}
-        nxt = self.selector.next_item(finished)
-        if nxt is None:
-            return None
-        self.store.assign(self.reviewer, nxt[0], nxt[1])
-        return nxt[0]
+
+        def choose(finished: set[str]) -> tuple[str, str | None] | None:
+            return None if self.done() else self.selector.next_item(finished)
+
+        return self.store.current_or_next(self.reviewer, choose, self.items.__contains__)
 
     def progress(self) -> dict[str, Any]:
         answers = self.store.answers(self.reviewer)
@@ -152,6 +146,29 @@ def open_session(
             )
         by_id[it.id] = it
     labels_path = Path(labels)
+    store = LabelStore(labels_path, rub)
+    try:
+        # A torn last line (a crash or a full disk mid-write) is cut off before it is read:
+        # the store holds every answer, and the export below writes them back.
+        store.mend()
+        session = _session(by_id, rub, reviewer, store, labels_path, select, budget, cheap)
+    except BaseException:
+        store.close()
+        raise
+    store.export()  # repairs a file that disagrees with the store (a crash, a hand edit)
+    return session
+
+
+def _session(
+    by_id: dict[str, Item],
+    rub: Rubric,
+    reviewer: str,
+    store: LabelStore,
+    labels_path: Path,
+    select: SelectMode | None,
+    budget: int | None,
+    cheap: str | None,
+) -> LabelSession:
     # Machine labels of this rubric only (never another person's), the latest per source
     # and item as in `tinyjudge audit`.
     latest: dict[tuple[str, str], Label] = {}
@@ -169,14 +186,11 @@ def open_session(
         source, scores = cheap_scores(machine, rub, ids, cheap)
         mode: SelectMode = select or ("active" if source else "random")
         selector = Selector(ids, mode, scores if source else None)
-    store = LabelStore(labels_path, rub)
     foreign = store.foreign_labels(reviewer)
     if foreign:
-        store.close()
         raise TinyjudgeError(
             f"{labels_path} already holds {foreign} labels from human:{reviewer} for rubric "
             f"{rub.id!r} that were not made on this page; choose another --as name"
         )
     store.register(reviewer)
-    store.export()  # repairs a file that disagrees with the store (a crash, a hand edit)
     return LabelSession(by_id, ids, rub, reviewer, store, selector, machine, source, budget)

@@ -19,14 +19,16 @@ from typing import Any
 from pydantic import BaseModel, Field, field_validator
 
 from tinyjudge._http import (
-    LOOPBACK_HOSTS,
+    BodyLimit,
+    allowed_hosts,
     bearer_token,
     check_exposure,
     describe_request_error,
+    refuse_foreign,
     token_matches,
 )
 from tinyjudge.datasets.jsonl import lone_surrogate
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import StorageError, TinyjudgeError
 
 from ._progress import verdicts
 from ._session import LabelSession
@@ -74,7 +76,17 @@ def _templates():  # type: ignore[no-untyped-def]
     )
 
 
-def create_app(session: LabelSession, token: str | None = None, loopback: bool = True):  # type: ignore[no-untyped-def]
+# An answer is a few hundred bytes; a note at most 10,000 characters.
+MAX_BODY_BYTES = 256 << 10
+
+
+def create_app(  # type: ignore[no-untyped-def]
+    session: LabelSession,
+    token: str | None = None,
+    loopback: bool = True,
+    hosts: Sequence[str] = (),
+    max_body_bytes: int = MAX_BODY_BYTES,
+):
     """The FastAPI app of one reviewer's session.
 
     Args:
@@ -82,7 +94,9 @@ def create_app(session: LabelSession, token: str | None = None, loopback: bool =
         token: when set, every request must present it (``?token=`` once, then the
             cookie; or ``Authorization: Bearer``).
         loopback: whether the server binds a loopback address; then only loopback
-            ``Host`` headers are accepted.
+            ``Host`` headers (and ``hosts``) are accepted.
+        hosts: more ``Host`` names to answer to; off loopback, when given, only these.
+        max_body_bytes: larger request bodies are refused with 413, unread.
     """
     from fastapi import FastAPI, Request
     from fastapi.exceptions import RequestValidationError
@@ -90,6 +104,7 @@ def create_app(session: LabelSession, token: str | None = None, loopback: bool =
 
     env = _templates()
     app = FastAPI(title="tinyjudge label", docs_url=None, redoc_url=None, openapi_url=None)
+    answered_hosts = allowed_hosts("127.0.0.1" if loopback else "0.0.0.0", hosts)
 
     def _authorised(request: Request) -> bool:
         if token is None:
@@ -99,15 +114,12 @@ def create_app(session: LabelSession, token: str | None = None, loopback: bool =
 
     @app.middleware("http")
     async def guard(request: Request, call_next: Callable[..., Any]) -> Response:
-        host = (request.headers.get("host") or "").rsplit(":", 1)[0]
-        if request.headers.get("host", "").startswith("["):
-            host = request.headers["host"].split("]")[0] + "]"
-        if loopback and host not in LOOPBACK_HOSTS:
-            return Response("bad Host header", status_code=400, media_type="text/plain")
+        refused = refuse_foreign(
+            request.headers.get("host"), request.headers.get("origin"), answered_hosts
+        )
+        if refused is not None:
+            return Response(refused[1], status_code=refused[0], media_type="text/plain")
         if request.method == "POST":
-            origin = request.headers.get("origin")
-            if origin and origin.split("://", 1)[-1] != request.headers.get("host"):
-                return Response("cross-origin request", status_code=403, media_type="text/plain")
             ctype = request.headers.get("content-type", "").split(";")[0].strip()
             if ctype != "application/json":
                 return Response("expected JSON", status_code=415, media_type="text/plain")
@@ -135,10 +147,18 @@ def create_app(session: LabelSession, token: str | None = None, loopback: bool =
     def _fail(e: TinyjudgeError, status: int) -> JSONResponse:
         return JSONResponse({"error": str(e)}, status_code=status)
 
+    @app.exception_handler(StorageError)
+    async def storage_full(_: Request, exc: StorageError) -> JSONResponse:
+        # 507 Insufficient Storage: nothing was kept; the same answer works once there is room
+        return JSONResponse({"error": str(exc)}, status_code=507)
+
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
         # FastAPI's own answer echoes the input, which a lone surrogate makes unsendable (500)
         return JSONResponse({"error": describe_request_error(exc)}, status_code=422)
+
+    # outermost: a body over the limit is refused before any of it is read or parsed
+    app.add_middleware(BodyLimit, max_body_bytes=max_body_bytes, key="error")
 
     @app.get("/", response_class=HTMLResponse)
     def page() -> HTMLResponse:
@@ -179,6 +199,8 @@ def create_app(session: LabelSession, token: str | None = None, loopback: bool =
     def answer(body: AnswerIn) -> dict[str, Any] | JSONResponse:
         try:
             session.store.answer(session.reviewer, body.item_id, body.label, body.note)
+        except StorageError:
+            raise
         except TinyjudgeError as e:
             return _fail(e, 409)
         said = verdicts(session.machine_labels([body.item_id]), body.item_id, session.rubric)
@@ -199,6 +221,8 @@ def create_app(session: LabelSession, token: str | None = None, loopback: bool =
     def skip(body: SkipIn) -> dict[str, Any] | JSONResponse:
         try:
             session.store.answer(session.reviewer, body.item_id, None)
+        except StorageError:
+            raise
         except TinyjudgeError as e:
             return _fail(e, 409)
         return {"item_id": body.item_id, "progress": session.progress()}
@@ -227,7 +251,7 @@ def serve(
     The socket is bound (and listening) before ``on_ready`` runs, so ``--port 0`` picks
     a free port and the printed URL is already reachable.
     """
-    import uvicorn
+    from tinyjudge._listen import serve_app
 
     if sockets is None:
         family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
@@ -245,11 +269,9 @@ def serve(
     bound = sockets[0].getsockname()[1]
     shown = f"[{host.strip('[]')}]" if ":" in host.strip("[]") else host
     url = f"http://{shown}:{bound}/" + (f"?token={token}" if token else "")
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
-    server = uvicorn.Server(config)
     if on_ready is not None:
         on_ready(url)
-    server.run(sockets=list(sockets))
+    serve_app(app, sockets=sockets, lifespan="off")
 
 
 def check_token(host: str, token: str | None) -> None:

@@ -15,55 +15,26 @@ skip is the absence of a human answer, not a verdict.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal, NamedTuple
 
 from tinyjudge.datasets.jsonl import atomic_writer
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import StorageError, TinyjudgeError
 from tinyjudge.records import Label
 from tinyjudge.rubric import Rubric
 
+from ._labels_file import append_line, cut_to, lines_except, mend_tail, read_objects
+from ._schema import SCHEMA
+
 __all__ = ["Answer", "LabelStore", "store_path", "check_reviewer"]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS answers (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    reviewer TEXT NOT NULL,
-    rubric TEXT NOT NULL,
-    rubric_hash TEXT NOT NULL,
-    item_id TEXT NOT NULL,
-    kind TEXT NOT NULL CHECK (kind IN ('label', 'skip')),
-    label TEXT,
-    note TEXT,
-    selected_by TEXT,
-    created REAL NOT NULL,
-    undone REAL
-);
--- at most one live answer per reviewer and item: undo frees the slot
-CREATE UNIQUE INDEX IF NOT EXISTS answers_live
-    ON answers (reviewer, rubric, item_id) WHERE undone IS NULL;
--- who labels here: their human: labels in the labels file belong to this store
-CREATE TABLE IF NOT EXISTS reviewers (
-    reviewer TEXT NOT NULL,
-    rubric TEXT NOT NULL,
-    PRIMARY KEY (reviewer, rubric)
-);
-CREATE TABLE IF NOT EXISTS cursor (
-    reviewer TEXT NOT NULL,
-    rubric TEXT NOT NULL,
-    item_id TEXT NOT NULL,
-    selected_by TEXT,
-    PRIMARY KEY (reviewer, rubric)
-);
-"""
 
 _REVIEWER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -120,13 +91,14 @@ class LabelStore:
         self.db_path = Path(db) if db is not None else store_path(self.labels_path)
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
+        self._on_rollback: list[Callable[[], None]] = []  # of the open transaction
         self._db = sqlite3.connect(
             self.db_path, isolation_level=None, check_same_thread=False, timeout=30.0
         )
         self._db.execute("PRAGMA journal_mode=WAL")
         # FULL: an answer survives a power cut too, not only a killed process.
         self._db.execute("PRAGMA synchronous=FULL")
-        self._db.executescript(_SCHEMA)
+        self._db.executescript(SCHEMA)
 
     def close(self) -> None:
         with self._lock:
@@ -134,14 +106,38 @@ class LabelStore:
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, holding SQLite's write lock (other processes wait).
+
+        A full disk (at the store or the labels file) rolls it back and is a
+        :class:`StorageError`; nothing of it is kept.
+        """
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as e:
+                raise self._storage_error(e, self.db_path) from None
+            self._on_rollback = []
             try:
                 yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
+                self._db.execute("COMMIT")
+            except BaseException as e:
+                for undo in self._on_rollback:  # while SQLite's write lock is still held
+                    undo()
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                if isinstance(e, sqlite3.OperationalError):
+                    raise self._storage_error(e, self.db_path) from None
+                if isinstance(e, OSError):
+                    raise self._storage_error(e, self.labels_path) from None
                 raise
-            self._db.execute("COMMIT")
+
+    @staticmethod
+    def _storage_error(e: Exception, path: Path) -> StorageError:
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        return StorageError(
+            f"{path}: cannot save the answer ({why}); nothing of it was kept: free some "
+            "space (or fix the folder), then answer again"
+        )
 
     # -- reading ---------------------------------------------------------------------------
     def answers(self, reviewer: str | None = None) -> list[Answer]:
@@ -185,6 +181,41 @@ class LabelStore:
             ).fetchone()
         return (row[0], row[1]) if row else None
 
+    def current_or_next(
+        self,
+        reviewer: str,
+        choose: Callable[[set[str]], tuple[str, str | None] | None],
+        known: Callable[[str], bool] = lambda _: True,
+    ) -> str | None:
+        """The reviewer's current item, else the one ``choose`` picks (then assigned).
+
+        One write transaction, so two tabs racing an answer or an undo cannot assign
+        an item that is answered meanwhile (which once made every later answer fail).
+
+        Args:
+            reviewer: whose item.
+            choose: given the items the reviewer has finished (labelled or skipped),
+                the next ``(item_id, selected_by)``, or None when there is none.
+            known: whether an assigned item is still among the session's items.
+        """
+        with self._write() as db:
+            row = db.execute(
+                "SELECT item_id FROM cursor WHERE reviewer = ? AND rubric = ?",
+                (reviewer, self.rubric.id),
+            ).fetchone()
+            if row is not None and known(row[0]) and not self._answered(reviewer, row[0]):
+                return str(row[0])
+            finished = {a.item_id for a in self.answers(reviewer)}
+            nxt = choose(finished)
+            if nxt is None:
+                return None
+            db.execute(
+                "INSERT OR REPLACE INTO cursor (reviewer, rubric, item_id, selected_by) "
+                "VALUES (?, ?, ?, ?)",
+                (reviewer, self.rubric.id, nxt[0], nxt[1]),
+            )
+            return nxt[0]
+
     # -- writing ---------------------------------------------------------------------------
     def assign(self, reviewer: str, item_id: str, selected_by: str | None = None) -> None:
         """Make ``item_id`` the reviewer's current item (kept across restarts)."""
@@ -217,18 +248,26 @@ class LabelStore:
             )
         note = (note or "").strip() or None
         kind: Literal["label", "skip"] = "skip" if label is None else "label"
-        try:
-            with self._write() as db:
-                row = db.execute(
-                    "SELECT item_id, selected_by FROM cursor WHERE reviewer = ? AND rubric = ?",
-                    (reviewer, self.rubric.id),
-                ).fetchone()
-                if row is None or row[0] != item_id:
-                    current = row[0] if row else None
-                    raise TinyjudgeError(
-                        f"item {item_id!r} is not {reviewer}'s current item ({current!r}); "
-                        "reload the page"
-                    )
+        stale = False
+        with self._write() as db:
+            row = db.execute(
+                "SELECT item_id, selected_by FROM cursor WHERE reviewer = ? AND rubric = ?",
+                (reviewer, self.rubric.id),
+            ).fetchone()
+            if row is None or row[0] != item_id:
+                current = row[0] if row else None
+                raise TinyjudgeError(
+                    f"item {item_id!r} is not {reviewer}'s current item ({current!r}); "
+                    "reload the page"
+                )
+            db.execute(
+                "DELETE FROM cursor WHERE reviewer = ? AND rubric = ?",
+                (reviewer, self.rubric.id),
+            )
+            # A cursor on an answered item (an older version's race left such): freed
+            # above, rather than failing on the unique index from now on.
+            stale = self._answered(reviewer, item_id)
+            if not stale:
                 db.execute(
                     "INSERT OR IGNORE INTO reviewers (reviewer, rubric) VALUES (?, ?)",
                     (reviewer, self.rubric.id),
@@ -248,36 +287,46 @@ class LabelStore:
                         time.time(),
                     ),
                 )
-                db.execute(
-                    "DELETE FROM cursor WHERE reviewer = ? AND rubric = ?",
-                    (reviewer, self.rubric.id),
-                )
                 answer = Answer(
                     int(cur.lastrowid or 0), reviewer, item_id, kind, label, note, self.rubric.hash
                 )
                 if kind == "label":
                     # Appended while SQLite's write lock is held: no other process's export
-                    # can run in between, so the file gets the line exactly once, in O(1).
-                    self._append(answer, (reviewer, item_id) in self.seen(reviewer))
-        except TinyjudgeError:
-            raise
-        except BaseException:
-            # The commit or the append failed: make the file match the store again.
-            self.export(also=(reviewer,))
-            raise
+                    # can run in between, so the file gets the line exactly once, in O(1);
+                    # cut off again if the commit fails, so it never holds more than the store.
+                    before = self._append(answer, (reviewer, item_id) in self.seen(reviewer))
+                    self._on_rollback.append(lambda: cut_to(self.labels_path, before))
+        if stale:
+            raise TinyjudgeError(f"item {item_id!r} is already answered; reload the page")
         return answer
 
-    def _append(self, answer: Answer, seen: bool) -> None:
+    def _answered(self, reviewer: str, item_id: str) -> bool:
+        return (
+            self._db.execute(
+                "SELECT 1 FROM answers WHERE reviewer = ? AND rubric = ? AND item_id = ? "
+                "AND undone IS NULL",
+                (reviewer, self.rubric.id, item_id),
+            ).fetchone()
+            is not None
+        )
+
+    def _append(self, answer: Answer, seen: bool) -> int:
+        """Append the answer's line to the labels file; return the file's length before.
+
+        A write that fails part-way (a full disk) is cut off again before the error
+        goes on: truncating needs no free space, and the file never holds a torn line.
+        """
         line = self.to_label(answer, seen).model_dump_json(exclude_none=True) + "\n"
-        self.labels_path.parent.mkdir(parents=True, exist_ok=True)
-        with self.labels_path.open("a+b") as fh:
-            if fh.seek(0, os.SEEK_END):
-                fh.seek(-1, os.SEEK_END)
-                if fh.read(1) != b"\n":
-                    line = "\n" + line  # a hand-edited file without a final newline
-            fh.write(line.encode("utf-8"))
-            fh.flush()
-            os.fsync(fh.fileno())
+        return append_line(self.labels_path, line.encode("utf-8"))
+
+    def mend(self) -> bool:
+        """Cut a torn last line (a write that a crash or a full disk cut short) off the
+        labels file; True when there was one. The store, not the file, holds the answers:
+        :meth:`export` then writes them back."""
+        if not self.labels_path.exists():
+            return False
+        with self._write():  # no other process appends meanwhile
+            return mend_tail(self.labels_path)
 
     def undo(self, reviewer: str) -> Answer | None:
         """Withdraw the reviewer's latest live answer; its item becomes current again.
@@ -299,7 +348,9 @@ class LabelStore:
                 "VALUES (?, ?, ?, ?)",
                 (reviewer, self.rubric.id, row[2], row[7]),
             )
-        self.export()
+            # In the same transaction: a file that cannot be rewritten (a full disk)
+            # undoes the undo, so the file and the store never disagree.
+            self._export()
         return Answer(*row[:7])
 
     # -- the labels file -------------------------------------------------------------------
@@ -344,7 +395,7 @@ class LabelStore:
         if reviewer in self.reviewers() or not self.labels_path.exists():
             return 0
         source = f"human:{reviewer}"
-        return sum(1 for obj in _read_objects(self.labels_path) if self._owned(obj, {source}))
+        return sum(1 for obj in read_objects(self.labels_path) if self._owned(obj, {source}))
 
     def _owned(self, obj: object, sources: set[str]) -> bool:
         return (
@@ -361,37 +412,17 @@ class LabelStore:
         """
         with self._write():
             # Holding SQLite's write lock serialises exports of two server processes.
-            sources = {f"human:{r}" for r in (*self.reviewers(), *also)}
-            keep: list[str] = []
-            if self.labels_path.exists():
-                with self.labels_path.open(encoding="utf-8") as fh:
-                    for line in fh:
-                        if not line.strip():
-                            continue
-                        obj = None
-                        # Only a line naming a human source can be ours: parse just those.
-                        if '"human:' in line:
-                            try:
-                                obj = json.loads(line)
-                            except json.JSONDecodeError:
-                                pass  # not ours to judge: kept byte for byte
-                        if not self._owned(obj, sources):
-                            keep.append(line if line.endswith("\n") else line + "\n")
-            mine = [a for a in self.answers() if a.kind == "label"]
-            seen = self.seen()
-            with atomic_writer(self.labels_path) as out:
-                out.writelines(keep)
-                for a in mine:
-                    label = self.to_label(a, (a.reviewer, a.item_id) in seen)
-                    out.write(label.model_dump_json(exclude_none=True) + "\n")
+            return self._export(also)
+
+    def _export(self, also: Sequence[str] = ()) -> int:
+        """:meth:`export`, inside a write transaction already open."""
+        sources = {f"human:{r}" for r in (*self.reviewers(), *also)}
+        keep = lines_except(self.labels_path, lambda obj: self._owned(obj, sources))
+        mine = [a for a in self.answers() if a.kind == "label"]
+        seen = self.seen()
+        with atomic_writer(self.labels_path) as out:
+            out.writelines(keep)
+            for a in mine:
+                label = self.to_label(a, (a.reviewer, a.item_id) in seen)
+                out.write(label.model_dump_json(exclude_none=True) + "\n")
         return len(mine)
-
-
-def _read_objects(path: Path) -> Iterator[object]:
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError:
-                    continue

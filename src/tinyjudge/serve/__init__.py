@@ -8,11 +8,13 @@ and reward helpers it shares with ``tinyjudge.integrations`` do not, so
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from tinyjudge._http import check_exposure, is_loopback
+from tinyjudge._http import is_loopback
 
 from ._batcher import MicroBatcher
+from ._options import ServerOptions
 from ._rollouts import (
     Scorer,
     describe_reward,
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "create_app",
     "run_server",
+    "ServerOptions",
     "MicroBatcher",
     "Scorer",
     "query_to_item",
@@ -52,46 +55,34 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'tinyjudge.serve' has no attribute {name!r}")
 
 
-def run_server(
-    model: Scorer,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    token: str | None = None,
-    max_batch: int = 64,
-    max_wait_ms: float = 5.0,
-    max_body_bytes: int = 8 << 20,
-    reward: list[str] | None = None,
-    chat_template: str | None = None,
-    max_items: int = 2048,
-    insecure_no_token: bool = False,
-) -> None:
-    """Serve ``model`` until interrupted (see :func:`create_app` for the options).
+def run_server(model: Scorer, options: ServerOptions | None = None, **changes: Any) -> None:
+    """Serve ``model`` until interrupted.
 
-    Raises:
-        TinyjudgeError: a non-loopback ``host`` without a token (unless
-            ``insecure_no_token``), or a token shorter than 16 characters.
+    Args:
+        model: a loaded reward model.
+        options: how to listen and answer (:class:`ServerOptions`, checked when made:
+            a non-loopback ``host`` needs a token of 16 characters or more, unless
+            ``insecure_no_token``).
+        **changes: fields of :class:`ServerOptions` to set on ``options``.
     """
-    import uvicorn
+    from tinyjudge._listen import serve_app
 
     from ._app import create_app
 
-    check_exposure(
-        host, token, what="the reward model", env="TINYJUDGE_TOKEN", insecure=insecure_no_token
-    )
-    if not is_loopback(host) and not token:
+    opts = options or ServerOptions()
+    if changes:
+        opts = replace(opts, **changes)
+    if not is_loopback(opts.host) and not opts.token:
         log.warning(
             "serving on %s without a token (--insecure-no-token): anyone who can reach this "
             "address can call the model",
-            host,
+            opts.host,
         )
-    app = create_app(
-        model,
-        token,
-        max_batch,
-        max_wait_ms,
-        max_body_bytes,
-        reward=reward,
-        chat_template=chat_template,
-        max_items=max_items,
+    serve_app(
+        create_app(model, opts),
+        host=opts.host,
+        port=opts.port,
+        header_timeout_s=opts.header_timeout_s,
+        body_timeout_s=opts.body_timeout_s,
+        max_connections=opts.max_connections,
     )
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

@@ -1,30 +1,38 @@
-"""The reward server's FastAPI app: /score, /get_reward, /health, /metrics."""
+"""The reward server's FastAPI app: /score, /get_reward, /health, /metrics.
+
+A request's body is parsed, validated and (for text rollouts) read back into
+messages in a worker thread, as scoring is: the event loop only moves bytes, so
+``/health`` answers while a large request is read.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from dataclasses import replace
+from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tinyjudge._http import describe_request_error
 from tinyjudge._memory import trimming
 from tinyjudge.datasets.jsonl import lone_surrogate
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import DataError, one_line
 from tinyjudge.records import Item, Label
 
 from ._batcher import MicroBatcher
 from ._guard import Guard
 from ._metrics import Metrics
+from ._options import ServerOptions
 from ._rollouts import Scorer, reward_labels_for, reward_of, rollout_to_item
-from ._templates import check_template
 
 __all__ = ["create_app"]
 
+Body = TypeVar("Body", bound=BaseModel)
 _NO_ID = "\x00no id"  # stands for an absent id until the item's content gives it one
 
 
@@ -82,48 +90,55 @@ class RewardRequest(BaseModel):
 PATHS = frozenset({"/score", "/get_reward", "/health", "/metrics"})
 
 
-def create_app(
-    model: Scorer,
-    token: str | None = None,
-    max_batch: int = 64,
-    max_wait_ms: float = 5.0,
-    max_body_bytes: int = 8 << 20,
-    reward: list[str] | None = None,
-    chat_template: str | None = None,
-    max_items: int = 2048,
-) -> FastAPI:
+class Refusal(Exception):
+    """A request answered with ``status`` and a one-line ``detail`` instead of a result."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(status, detail)
+        self.status, self.detail = status, one_line(detail)
+
+
+def _validated(model: type[Body], body: bytes) -> Body:
+    """The request ``body`` as ``model``, or a :class:`Refusal` (422) saying why not."""
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError as e:
+        raise Refusal(422, f"malformed JSON: {e.msg} at character {e.pos}") from None
+    except UnicodeDecodeError:
+        raise Refusal(422, "malformed JSON: the body is not UTF-8") from None
+    except RecursionError:
+        raise Refusal(422, "malformed JSON: nested too deep to read") from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        raise Refusal(422, describe_request_error(e)) from None
+    except RecursionError:
+        raise Refusal(422, "malformed JSON: nested too deep to read") from None
+
+
+def create_app(model: Scorer, options: ServerOptions | None = None, **changes: Any) -> FastAPI:
     """Build the reward server around a loaded reward model.
 
     Args:
         model: a reward model, e.g. ``tinyjudge.distill.load_model(dir)``
             (calibrated when its directory holds a calibrator).
-        token: when set, every endpoint but ``/health`` needs
-            ``Authorization: Bearer <token>``.
-        max_batch: the most items gathered into one forward pass (1 = off).
-        max_wait_ms: how long a forward pass waits to gather more items.
-        max_body_bytes: larger request bodies are refused with 413.
-        reward: the labels whose summed probability ``/get_reward`` returns
-            (default: the rubric's ``positive`` labels).
-        chat_template: how ``/get_reward`` reads text rollouts: a name of
-            ``CHAT_TEMPLATES`` or a ``{role}``/``{content}`` pattern
-            (default: the built-in templates, recognised by their markers).
-        max_items: the most items (or rollouts) one request may carry; more are
-            refused with 413 naming the limit, so one client cannot hold the model.
+        options: how it answers (:class:`ServerOptions`); default ones when None.
+        **changes: fields of :class:`ServerOptions` to set on ``options``
+            (``create_app(model, token=..., max_items=...)``).
 
     Raises:
-        TinyjudgeError: a ``reward`` label the rubric lacks, or a bad template.
+        TinyjudgeError: a ``reward`` label the rubric lacks, or a bad option.
     """
-    reward_labels = reward_labels_for(model, reward)
-    if chat_template is not None:
-        check_template(chat_template)
-    if max_items < 1:
-        raise TinyjudgeError(f"max_items must be at least 1, got {max_items}")
+    opts = options or ServerOptions()
+    if changes:
+        opts = replace(opts, **changes)
+    reward_labels = reward_labels_for(model, list(opts.reward) if opts.reward else None)
     rubric = getattr(model, "rubric", None)
     metrics = Metrics()
     batcher: MicroBatcher[Item, Label] = MicroBatcher(
         trimming(model.score_items),
-        max_batch=max_batch,
-        max_wait_ms=max_wait_ms,
+        max_batch=opts.max_batch,
+        max_wait_ms=opts.max_wait_ms,
         on_batch=metrics.observe_batch,
     )
 
@@ -136,50 +151,73 @@ def create_app(
     app = FastAPI(title=f"tinyjudge reward server ({model.name})", lifespan=lifespan)
     app.state.metrics = metrics
     app.add_middleware(
-        Guard, metrics=metrics, token=token, max_body_bytes=max_body_bytes, paths=PATHS
+        Guard,
+        metrics=metrics,
+        token=opts.token,
+        max_body_bytes=opts.max_body_bytes,
+        paths=PATHS,
+        hosts=opts.hosts,
     )
 
-    @app.exception_handler(RequestValidationError)
-    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse({"detail": describe_request_error(exc)}, status_code=422)
+    def at_most(n: int, what: str) -> None:
+        if n > opts.max_items:
+            detail = f"{n} {what} in one request; the limit is {opts.max_items} (--max-items)"
+            raise Refusal(413, detail + ": split it")
 
-    async def scored(items: list[Item]) -> list[Label] | JSONResponse:
+    def score_items(body: bytes) -> list[Item]:
+        req = _validated(ScoreRequest, body)
+        at_most(len(req.items), "items")
+        return req.items
+
+    def reward_items(body: bytes) -> list[Item]:
+        req = _validated(RewardRequest, body)
+        at_most(len(req.query), "rollouts")
+        if req.prompts is not None and len(req.prompts) != len(req.query):
+            msg = f'"prompts" has {len(req.prompts)} entries but "query" has {len(req.query)}'
+            raise Refusal(422, msg)
+        prompts = [*req.prompts] if req.prompts else [None] * len(req.query)
+        for i, (q, p) in enumerate(zip(req.query, prompts, strict=True)):
+            for what, text in (("query", q), ("prompt", p)):
+                if isinstance(text, str) and len(text) > opts.max_text_chars:
+                    raise Refusal(
+                        413,
+                        f"{what} {i} holds {len(text)} characters; the limit is "
+                        f"{opts.max_text_chars} (max_text_chars)",
+                    )
+        items = []
+        for i, (q, p) in enumerate(zip(req.query, prompts, strict=True)):
+            try:
+                items.append(rollout_to_item(q, p, i, opts.chat_template))
+            except ValidationError as e:
+                raise Refusal(422, describe_request_error(e)) from None
+            except DataError as e:
+                raise Refusal(422, f"query {i}: {e}") from None
+        return items
+
+    async def answer(
+        request: Request, read: Callable[[bytes], list[Item]]
+    ) -> list[Label] | JSONResponse:
+        try:
+            items = await asyncio.to_thread(read, await request.body())
+        except Refusal as e:
+            return JSONResponse({"detail": e.detail}, status_code=e.status)
         try:
             return await batcher.submit(items)
         except Exception as e:  # one bad batch answers 500 and the server goes on
             return JSONResponse({"detail": f"scoring failed: {type(e).__name__}: {e}"}, 500)
 
-    def too_many(n: int, what: str) -> JSONResponse | None:
-        if n <= max_items:
-            return None
-        detail = f"{n} {what} in one request; the limit is {max_items} (--max-items): split it"
-        return JSONResponse({"detail": detail}, status_code=413)
+    body_schema = {"requestBody": {"required": True, "content": {"application/json": {}}}}
 
-    @app.post("/score")
-    async def score(req: ScoreRequest) -> Any:
-        if refused := too_many(len(req.items), "items"):
-            return refused
-        labels = await scored(req.items)
+    @app.post("/score", openapi_extra=body_schema)
+    async def score(request: Request) -> Any:
+        labels = await answer(request, score_items)
         if isinstance(labels, JSONResponse):
             return labels
         return {"labels": [lab.model_dump(mode="json", exclude_none=True) for lab in labels]}
 
-    @app.post("/get_reward")
-    async def get_reward(req: RewardRequest) -> Any:
-        if refused := too_many(len(req.query), "rollouts"):
-            return refused
-        if req.prompts is not None and len(req.prompts) != len(req.query):
-            msg = f'"prompts" has {len(req.prompts)} entries but "query" has {len(req.query)}'
-            return JSONResponse({"detail": msg}, status_code=422)
-        prompts = [*req.prompts] if req.prompts else [None] * len(req.query)
-        try:
-            items = [
-                rollout_to_item(q, p, i, chat_template)
-                for i, (q, p) in enumerate(zip(req.query, prompts, strict=True))
-            ]
-        except ValidationError as e:
-            return JSONResponse({"detail": describe_request_error(e)}, status_code=422)
-        labels = await scored(items)
+    @app.post("/get_reward", openapi_extra=body_schema)
+    async def get_reward(request: Request) -> Any:
+        labels = await answer(request, reward_items)
         if isinstance(labels, JSONResponse):
             return labels
         rewards = [reward_of(lab, reward_labels) for lab in labels]

@@ -1,4 +1,4 @@
-"""A pure ASGI middleware: bearer token, request-size limit and per-request metrics.
+"""A pure ASGI middleware: Host and Origin, bearer token, request-size limit, metrics.
 
 Written against ASGI directly because starlette's ``BaseHTTPMiddleware`` costs
 more per request than scoring a small model does.
@@ -6,34 +6,41 @@ more per request than scoring a small model does.
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
 
-from tinyjudge._http import bearer_token, token_matches
+from tinyjudge._http import (
+    ASGIApp,
+    BodyTooLarge,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    bearer_token,
+    read_body,
+    refuse_foreign,
+    replaying,
+    send_json,
+    token_matches,
+)
 
 from ._metrics import CLIENT_CLOSED, Metrics
 
 __all__ = ["Guard"]
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
 OPEN_PATHS = {"/health"}
 
 
 class Guard:
-    """Refuses unauthorised (401) and oversized (413) requests; records every answer.
+    """Refuses foreign (400, 403), unauthorised (401) and oversized (413) requests;
+    records every answer.
 
     Args:
         app: the ASGI app behind the guard.
         metrics: where requests, status codes and latencies are counted.
         token: the bearer token every path but ``/health`` needs; None = open.
         max_body_bytes: the largest request body accepted.
+        hosts: the ``Host`` names answered (:func:`~tinyjudge._http.allowed_hosts`);
+            None answers any. A browser's ``Origin`` must be the server's own.
         paths: the paths the app serves; requests for any other path are counted
             under ``other``, so that anyone (even without the token) probing random
             paths cannot grow the metrics without bound. None counts every path.
@@ -46,8 +53,10 @@ class Guard:
         token: str | None,
         max_body_bytes: int,
         paths: frozenset[str] | None = None,
+        hosts: frozenset[str] | None = None,
     ):
         self.app = app
+        self.hosts = hosts
         self.metrics = metrics
         self.paths = paths
         self.expected = token.encode() if token else None
@@ -87,57 +96,24 @@ class Guard:
 
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(scope.get("headers") or [])
+        origin = headers.get(b"origin")
+        refused = refuse_foreign(
+            headers.get(b"host", b"").decode("latin-1"),
+            origin.decode("latin-1") if origin is not None else None,
+            self.hosts,
+        )
+        if refused is not None:
+            await send_json(send, refused[0], {"detail": refused[1]})
+            return
         if self.expected is not None and scope["path"] not in OPEN_PATHS:
             given = bearer_token(headers.get(b"authorization", b""))
             if not token_matches(given, self.expected):
-                await _reply(send, 401, "missing or wrong bearer token")
+                await send_json(send, 401, {"detail": "missing or wrong bearer token"})
                 return
-        declared = headers.get(b"content-length", b"")
-        if declared.isdigit() and int(declared) > self.max_body:
-            await _reply(send, 413, self._too_large(int(declared)))
+        try:
+            body = await read_body(scope, receive, self.max_body)
+        except BodyTooLarge as e:
+            await send_json(send, 413, {"detail": e.detail("--max-body-mb")})
             return
-        # Read the body here (bounded), then hand it on: a chunked upload without a
-        # Content-Length cannot slip past the limit.
-        chunks, size = [], 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_body:
-                await _reply(send, 413, self._too_large(size, at_least=True))
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        body = b"".join(chunks)
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
-
-    def _too_large(self, size: int, at_least: bool = False) -> str:
-        more = "more than " if at_least else ""
-        return f"request body is {more}{size} bytes; the limit is {self.max_body} (--max-body-mb)"
-
-
-async def _reply(send: Send, status: int, detail: str) -> None:
-    body = json.dumps({"detail": detail}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+        if body is not None:
+            await self.app(scope, replaying(body, receive), send)

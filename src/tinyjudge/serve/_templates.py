@@ -16,11 +16,12 @@ ways give the same item.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from tinyjudge.errors import TinyjudgeError
+
+from ._scan import cut_from, read_json, strip_trailing_tokens, tagged_blocks, turns
 
 __all__ = ["CHAT_TEMPLATES", "parse_chat_text", "canonical", "check_template"]
 
@@ -45,12 +46,8 @@ DEFAULT_SYSTEM_PROMPTS = frozenset(
         "You are a helpful assistant.",
     }
 )
-# End-of-sequence and padding tokens left at the end of a rollout's text.
-_TRAILING_SPECIAL = re.compile(r"(?:\s*(?:<\|[a-z_]+\|>|</s>|<eos>|<pad>|<end_of_turn>))+\s*\Z")
-_THINK = re.compile(r"<think>(.*?)</think>", re.S)
-_TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
-_TOOL_RESPONSE = re.compile(r"<tool_response>\n?(.*?)\n?</tool_response>", re.S)
-_QWEN_TOOLS = re.compile(r"\n*# Tools\n\nYou may call one or more functions.*\Z", re.S)
+# What Qwen's template appends to the system prompt when tools are offered.
+_QWEN_TOOLS = "# Tools\n\nYou may call one or more functions"
 _LLAMA_HEADER = re.compile(
     r"\A(?:Environment: ipython\n)?(?:Tools: [^\n]*\n)?(?:Cutting Knowledge Date: [^\n]*\n)?"
     r"(?:Today Date: [^\n]*\n)?\n?"
@@ -75,18 +72,6 @@ def detect(text: str) -> str | None:
     return next((name for name, marker in _DETECT if marker in text), None)
 
 
-def _turn_regex(pattern: str) -> re.Pattern[str]:
-    before_role, rest = pattern.split("{role}", 1)
-    between, end = rest.split("{content}", 1)
-    start = re.escape(before_role)
-    return re.compile(
-        start + r"(?P<role>[A-Za-z_]+)" + re.escape(between)
-        + r"(?P<content>.*?)(?:" + re.escape(end) + r"|(?=" + start + r"[A-Za-z_]+"
-        + re.escape(between) + r")|\Z)",
-        re.S,
-    )  # fmt: skip
-
-
 def parse_chat_text(text: str, template: str | None = None) -> list[dict[str, Any]] | None:
     """Messages from a rollout's text, or None when no chat template is found in it.
 
@@ -94,18 +79,26 @@ def parse_chat_text(text: str, template: str | None = None) -> list[dict[str, An
         text: the prompt and completion as the policy saw them.
         template: a name of :data:`CHAT_TEMPLATES` or a pattern with ``{role}``
             and ``{content}``; None recognises the built-in ones by their markers.
+
+    Time grows in proportion to the text's length, whatever it holds.
+
+    Raises:
+        DataError: a tool call whose JSON nests or counts beyond any real call
+            (see :func:`~tinyjudge.serve._scan.read_json`).
     """
     name = template if template is not None else detect(text)
     if name is None:
         return None
     pattern = CHAT_TEMPLATES.get(name, name)
-    turns = [(m["role"], m["content"]) for m in _turn_regex(pattern).finditer(text)]
-    if not turns:
+    before, rest = pattern.split("{role}", 1)
+    between, end = rest.split("{content}", 1)
+    found = list(turns(text, before, between, end))
+    if not found:
         return None
-    last_role, last = turns[-1]
-    turns[-1] = (last_role, _TRAILING_SPECIAL.sub("", last))
+    last_role, last = found[-1]
+    found[-1] = (last_role, strip_trailing_tokens(last))
     messages: list[dict[str, Any]] = []
-    for role, content in turns:
+    for role, content in found:
         messages += _read_turn(role.lower(), content, name)
     return canonical(messages)
 
@@ -113,16 +106,17 @@ def parse_chat_text(text: str, template: str | None = None) -> list[dict[str, An
 def _read_turn(role: str, content: str, template: str) -> list[dict[str, Any]]:
     if template == "chatml":
         if role == "system":
-            return [{"role": role, "content": _QWEN_TOOLS.sub("", content)}]
-        if role == "user" and _TOOL_RESPONSE.search(content):
-            outside = _TOOL_RESPONSE.sub("", content).strip()
-            if not outside:  # Qwen writes a run of tool replies as one user turn
-                return [{"role": "tool", "content": r} for r in _TOOL_RESPONSE.findall(content)]
+            return [{"role": role, "content": cut_from(content, _QWEN_TOOLS)}]
+        replies, outside = tagged_blocks(content, "<tool_response>", "</tool_response>")
+        if role == "user" and replies and not outside.strip():
+            # Qwen writes a run of tool replies as one user turn
+            return [{"role": "tool", "content": _one_newline_off(r)} for r in replies]
         if role == "assistant":
             return [_chatml_assistant(content)]
     if template == "llama3":
         if role == "system":
-            return [{"role": role, "content": _LLAMA_HEADER.sub("", content, count=1)}]
+            header = _LLAMA_HEADER.match(content)
+            return [{"role": role, "content": content[header.end() if header else 0 :]}]
         if role == "user" and content.startswith(_LLAMA_TOOLS_IN_USER):
             return [{"role": role, "content": _strip_llama_tools(content)}]
         if role == "assistant":
@@ -134,26 +128,30 @@ def _read_turn(role: str, content: str, template: str) -> list[dict[str, Any]]:
 
 def _chatml_assistant(content: str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant"}
-    thoughts = [t.strip() for t in _THINK.findall(content)]
+    thoughts, outside = tagged_blocks(content, "<think>", "</think>")
     if thoughts:
-        message["reasoning"] = "\n".join(thoughts)
-        content = _THINK.sub("", content)
-    calls = [c for c in (_json_call(block) for block in _TOOL_CALL.findall(content)) if c]
+        message["reasoning"] = "\n".join(t.strip() for t in thoughts)
+        content = outside
+    blocks, outside = tagged_blocks(content, "<tool_call>", "</tool_call>")
+    calls = [c for c in (_json_call(block.strip()) for block in blocks) if c]
     if calls:
         message["tool_calls"] = calls
-        content = _TOOL_CALL.sub("", content)
+        content = outside
     message["content"] = content
     return message
+
+
+def _one_newline_off(text: str) -> str:
+    """A tool reply without the newline Qwen's template writes on each side of it."""
+    text = text[1:] if text.startswith("\n") else text
+    return text[:-1] if text.endswith("\n") else text
 
 
 def _json_call(text: str) -> dict[str, Any] | None:
     """A tool call written as ``{"name": ..., "arguments"|"parameters": ...}``, else None."""
     if not text.startswith("{"):
         return None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError:
-        return None
+    obj = read_json(text)
     if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
         return None
     args = obj.get("arguments", obj.get("parameters", {}))
@@ -169,9 +167,7 @@ def _strip_llama_tools(content: str) -> str:
         if para.startswith(_LLAMA_TOOLS_IN_USER) or para.startswith("Respond in the format"):
             i += 1
             continue
-        try:
-            json.loads(para)
-        except json.JSONDecodeError:
+        if read_json(para) is None and para != "null":
             break
         i += 1
     return "\n\n".join(paragraphs[i:])
