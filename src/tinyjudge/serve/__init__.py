@@ -21,7 +21,9 @@ from ._rollouts import (
     reward_of,
     rollout_to_item,
 )
-from ._templates import CHAT_TEMPLATES, canonical, parse_chat_text
+from tinyjudge.records import canonical
+
+from ._templates import CHAT_TEMPLATES, parse_chat_text
 
 if TYPE_CHECKING:
     from ._app import create_app

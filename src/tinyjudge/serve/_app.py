@@ -15,12 +15,12 @@ from tinyjudge._http import describe_request_error
 from tinyjudge._memory import trimming
 from tinyjudge.datasets.jsonl import lone_surrogate
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Item, Label
+from tinyjudge.records import Item, Label, Unread
 
 from ._batcher import MicroBatcher
 from ._guard import Guard
 from ._metrics import Metrics
-from ._rollouts import Scorer, reward_labels_for, reward_of, rollout_to_item
+from ._rollouts import Rollout, Scorer, read_item, read_rollout, reward_labels_for, reward_of
 from ._templates import check_template
 
 __all__ = ["create_app"]
@@ -36,21 +36,28 @@ def _unicode_text(data: Any) -> Any:
 
 
 class ScoreRequest(BaseModel):
-    """Items to score; an item without ``id`` gets one from its content (16 hex digits)."""
+    """Items to score; an item without ``id`` gets one from its content (16 hex digits).
+
+    Each item's messages are read as ``import chat`` reads a row (any shape the
+    reader knows); ``unread`` is filled by the server with what no reader knew.
+    """
 
     model_config = ConfigDict(extra="forbid")
     items: list[Item] = Field(min_length=1)
+    unread: dict[str, int] = Field(default_factory=dict, exclude=True)
 
     @model_validator(mode="before")
     @classmethod
-    def _mark_missing_ids(cls, data: Any) -> Any:
+    def _read_items(cls, data: Any) -> Any:
         data = _unicode_text(data)
         if isinstance(data, dict) and isinstance(data.get("items"), list):
+            unread = Unread()
+            items = [read_item(it, unread) for it in data["items"]]
             items = [
                 {**it, "id": _NO_ID} if isinstance(it, dict) and not it.get("id") else it
-                for it in data["items"]
+                for it in items
             ]
-            data = {**data, "items": items}
+            data = {**data, "items": items, "unread": dict(unread)}
         return data
 
     @model_validator(mode="after")
@@ -64,13 +71,16 @@ class ScoreRequest(BaseModel):
 class RewardRequest(BaseModel):
     """OpenRLHF's remote reward-model request: rollouts, optionally their prompts.
 
-    A rollout is the text the policy saw (its chat template applied) or a list
-    of OpenAI-style messages. ``labels`` and other fields are ignored.
+    A rollout is the text the policy saw (its chat template applied), a list
+    of messages in any shape the reader knows (OpenAI, Anthropic blocks,
+    Responses items, ...), or a transcript object (an Anthropic request with its
+    ``system``, a Responses ``input`` + ``output``). ``labels`` and other fields
+    are ignored.
     """
 
     model_config = ConfigDict(extra="ignore")
-    query: list[str | list[dict[str, Any]]] = Field(min_length=1)
-    prompts: list[str | list[dict[str, Any]] | None] | None = None
+    query: list[Rollout] = Field(min_length=1)
+    prompts: list[Rollout | None] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -159,10 +169,16 @@ def create_app(
     async def score(req: ScoreRequest) -> Any:
         if refused := too_many(len(req.items), "items"):
             return refused
+        metrics.observe_unread(req.unread)
         labels = await scored(req.items)
         if isinstance(labels, JSONResponse):
             return labels
-        return {"labels": [lab.model_dump(mode="json", exclude_none=True) for lab in labels]}
+        answer: dict[str, Any] = {
+            "labels": [lab.model_dump(mode="json", exclude_none=True) for lab in labels]
+        }
+        if req.unread:  # what no reader knew is said, never passed over in silence
+            answer["unread"] = req.unread
+        return answer
 
     @app.post("/get_reward")
     async def get_reward(req: RewardRequest) -> Any:
@@ -172,19 +188,24 @@ def create_app(
             msg = f'"prompts" has {len(req.prompts)} entries but "query" has {len(req.query)}'
             return JSONResponse({"detail": msg}, status_code=422)
         prompts = [*req.prompts] if req.prompts else [None] * len(req.query)
-        try:
-            items = [
-                rollout_to_item(q, p, i, chat_template)
-                for i, (q, p) in enumerate(zip(req.query, prompts, strict=True))
-            ]
-        except ValidationError as e:
-            return JSONResponse({"detail": describe_request_error(e)}, status_code=422)
-        labels = await scored(items)
+        read: list[tuple[Item, Unread]] = []
+        for i, (q, p) in enumerate(zip(req.query, prompts, strict=True)):
+            try:
+                read.append(read_rollout(q, p, i, chat_template))
+            except ValidationError as e:
+                return JSONResponse({"detail": describe_request_error(e)}, status_code=422)
+            except ValueError as e:
+                return JSONResponse({"detail": f"query.{i}: {e}"}, status_code=422)
+        labels = await scored([item for item, _ in read])
         if isinstance(labels, JSONResponse):
             return labels
         rewards = [reward_of(lab, reward_labels) for lab in labels]
         names = rubric.label_names if rubric is not None else []
         logs = {f"prob_{n}": [(lab.probs or {}).get(n, 0.0) for lab in labels] for n in names}
+        # what no reader knew, per rollout: numbers, as RL loops log extra_logs
+        for name in sorted({name for _, unread in read for name in unread}):
+            logs[f"unread {name}"] = [float(unread.get(name, 0)) for _, unread in read]
+        metrics.observe_unread(sum((unread for _, unread in read), Unread()))
         # OpenRLHF's own server answers "scores" too, which clients with score_key="scores" read
         return {"rewards": rewards, "scores": rewards, "extra_logs": logs}
 

@@ -1,0 +1,71 @@
+"""Agent frameworks' log files as rows: Inspect AI logs, SWE-agent trajectories, OpenHands streams.
+
+Each yields one row per transcript: an Inspect AI ``.eval`` file (a zip of
+``header.json`` and ``samples/*.json``) or ``EvalLog`` ``.json`` one row per
+sample and epoch; a SWE-agent ``.traj`` one row; a JSON array of OpenHands
+events one row (``{"events": [...]}``). The rows are read by
+:func:`tinyjudge.records.read_transcript` like any other.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from tinyjudge.errors import DataError
+from tinyjudge.records._read import is_eval_log, is_openhands_event, sample_rows
+
+__all__ = ["eval_zip_rows", "json_object_rows", "json_array_rows"]
+
+
+def _zip_json(archive: zipfile.ZipFile, name: str, path: Path) -> Any:
+    try:
+        return json.loads(archive.read(name).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise DataError(f"{path}/{name}", None, f"malformed JSON in the log ({e})") from None
+
+
+def eval_zip_rows(path: Path) -> Iterator[tuple[str, int, dict[str, Any]]]:
+    """``(where, line, row)`` for each sample of an Inspect AI ``.eval`` file."""
+    try:
+        archive = zipfile.ZipFile(path)
+    except zipfile.BadZipFile:
+        raise DataError(str(path), None, "not an Inspect AI .eval file (not a zip)") from None
+    with archive:
+        names = archive.namelist()
+        header_name = next((n for n in ("header.json", "_journal/start.json") if n in names), None)
+        if header_name is None:
+            raise DataError(str(path), None, "not an Inspect AI .eval file (no header.json)")
+        header = _zip_json(archive, header_name, path)
+        sample_names = [n for n in names if n.startswith("samples/") and n.endswith(".json")]
+        samples = [_zip_json(archive, n, path) for n in sample_names]
+    if not samples:
+        raise DataError(str(path), None, "an Inspect AI log with no samples in it")
+    for name, row in zip(sample_names, sample_rows(header, samples), strict=True):
+        yield f"{path}/{name}", 1, row
+
+
+def json_object_rows(path: Path, obj: Any) -> Iterator[tuple[str, int, dict[str, Any]]]:
+    """The rows of a ``.json`` file holding one object: an Inspect ``EvalLog``'s samples,
+    else the object itself (a SWE-agent trajectory, one transcript)."""
+    if is_eval_log(obj):
+        samples = [s for s in obj.get("samples") or [] if isinstance(s, dict)]
+        if not samples:
+            raise DataError(str(path), None, "an Inspect AI log with no samples in it")
+        for n, row in enumerate(sample_rows(obj, samples), start=1):
+            yield f"{path} sample", n, row
+        return
+    if not isinstance(obj, dict):
+        raise DataError(str(path), 1, f"expected an object, got {type(obj).__name__}")
+    yield str(path), 1, obj
+
+
+def json_array_rows(path: Path, elements: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+    """The rows of a ``.json`` array: one row for an OpenHands event stream, else each element."""
+    objs = [obj for _, obj in elements]
+    if objs and all(isinstance(o, dict) and is_openhands_event(o) for o in objs):
+        return [(1, {"events": objs})]
+    return elements

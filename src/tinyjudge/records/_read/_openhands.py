@@ -1,0 +1,90 @@
+"""OpenHands event streams: actions and the observations that answer them.
+
+An event is ``{"id", "source", "action", "args", "tool_call_metadata"}`` (an
+action) or ``{"id", "cause", "observation", "content", "extras"}`` (an
+observation). The user's and the agent's ``message`` actions are their turns,
+the ``system`` action the system prompt, ``finish`` the agent's last word; any
+other agent action is a tool call (named by its ``tool_call_metadata``, else by
+the action), its ``thought`` the text before it. An observation is the tool
+result of the action it names by ``cause`` (or by the tool call id); an
+``error`` observation is a failed one (``is_error``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._common import Unread, new_message
+
+__all__ = ["is_openhands_event", "read_openhands"]
+
+# Events that only record the agent's state or memory, not the exchange.
+_BOOKKEEPING = frozenset(
+    {"change_agent_state", "agent_state_changed", "recall", "null", "condensation",
+     "condensation_request", "user_rejected"}
+)  # fmt: skip
+# An action's arguments that steer OpenHands rather than the tool.
+_STEERING = frozenset(
+    {"thought", "hidden", "blocking", "is_input", "confirmation_state", "security_risk",
+     "impl_source", "wait_for_response", "image_urls", "file_urls", "reasoning_content"}
+)  # fmt: skip
+
+
+def is_openhands_event(obj: dict[str, Any]) -> bool:
+    """Whether a record is an OpenHands event (an action or an observation)."""
+    return "source" in obj and ("action" in obj or "observation" in obj)
+
+
+def _call_id(event: dict[str, Any], linked: dict[int, str]) -> str:
+    meta = event.get("tool_call_metadata") or {}
+    if isinstance(meta, dict) and meta.get("tool_call_id"):
+        return str(meta["tool_call_id"])
+    cause = event.get("cause")
+    return linked.get(cause, f"event_{cause}") if cause is not None else f"event_{event.get('id')}"
+
+
+def read_openhands(events: list[dict[str, Any]], unread: Unread) -> list[dict[str, Any]]:
+    """An OpenHands event stream as OpenAI messages."""
+    out: list[dict[str, Any]] = []
+    linked: dict[int, str] = {}  # action event id -> its tool call id
+    last_response: Any = None  # the model response the last tool call came from
+    for event in events:
+        action, args = event.get("action"), event.get("args") or {}
+        if action in _BOOKKEEPING or event.get("observation") in _BOOKKEEPING:
+            continue
+        if action is not None:
+            text = args.get("content") or event.get("message")
+            if action == "system":
+                out.append(new_message("system", args.get("content")))
+            elif action == "message":
+                role = "user" if event.get("source") == "user" else "assistant"
+                out.append(new_message(role, text, reasoning=args.get("thought") or None))
+            elif action == "finish":
+                final = args.get("final_thought") or args.get("message") or args.get("thought")
+                out.append(new_message("assistant", final or event.get("message")))
+            elif event.get("source") == "agent":
+                meta = event.get("tool_call_metadata") or {}
+                name = meta.get("function_name") if isinstance(meta, dict) else None
+                call_id = _call_id(event, linked)
+                linked[event.get("id", -1)] = call_id
+                response = (meta.get("model_response") or {}).get("id") if meta else None
+                call = {"id": call_id, "type": "function", "function": {
+                    "name": name or str(action),
+                    "arguments": {k: v for k, v in args.items() if k not in _STEERING}}}  # fmt: skip
+                tail = out[-1] if out else None
+                if tail and tail["role"] == "assistant" and response and response == last_response:
+                    tail.setdefault("tool_calls", []).append(call)
+                else:
+                    out.append(new_message("assistant", args.get("thought") or None, tool_calls=[call]))
+                last_response = response
+            else:
+                unread.note("OpenHands event", f"action:{action}")
+        elif event.get("cause") is not None or event.get("tool_call_metadata"):
+            failed = event.get("observation") == "error" or event.get("success") is False
+            out.append(new_message("tool", event.get("content"), tool_call_id=_call_id(event, linked),
+                                   is_error=True if failed else None))  # fmt: skip
+        elif event.get("observation") == "error":
+            out.append(new_message("user", f"[error] {event.get('content', '')}"))
+        else:
+            unread.note("OpenHands event", f"observation:{event.get('observation')}")
+    return out
