@@ -18,11 +18,23 @@ from ._common import Unread, json_text, new_message, text_of
 
 __all__ = ["RESPONSES_ITEMS", "is_responses_item", "add_responses_item"]
 
-_CALLS = {"function_call": "arguments", "custom_tool_call": "input"}
-_OUTPUTS = frozenset(
-    {"function_call_output", "custom_tool_call_output", "computer_call_output",
-     "local_shell_call_output", "shell_call_output", "apply_patch_call_output"}
-)  # fmt: skip
+# Calls the client runs: the name (None: the item's), where the arguments are, the call's type.
+_CALLS = {
+    "function_call": (None, "arguments", "function"),
+    "custom_tool_call": (None, "input", "custom"),
+    "program": ("program", "code", "function"),
+}
+# Their results, answering a call by its ``call_id``: where the output is.
+_OUTPUTS = {
+    "function_call_output": "output",
+    "custom_tool_call_output": "output",
+    "computer_call_output": "output",
+    "local_shell_call_output": "output",
+    "shell_call_output": "output",
+    "apply_patch_call_output": "output",
+    "program_output": "result",
+    "tool_search_output": "tools",
+}
 # Hosted tools: a call whose arguments and result are fields of the one item.
 _HOSTED = {
     "web_search_call": ("web_search", "action", None),
@@ -34,11 +46,12 @@ _HOSTED = {
     "local_shell_call": ("local_shell", "action", None),
     "shell_call": ("shell", "action", None),
     "apply_patch_call": ("apply_patch", "operation", None),
+    "tool_search_call": ("tool_search", "arguments", None),
 }
 # Items that say nothing about the exchange (tool listings, approvals, references).
 _BOOKKEEPING = frozenset(
     {"mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "item_reference",
-     "compaction"}
+     "compaction", "additional_tools"}
 )  # fmt: skip
 RESPONSES_ITEMS = frozenset(
     {"message", "reasoning", *_CALLS, *_OUTPUTS, *_HOSTED, *_BOOKKEEPING}
@@ -88,10 +101,11 @@ def add_responses_item(out: list[dict[str, Any]], item: dict[str, Any], unread: 
         turn = _open_assistant(out, for_text=True)
         turn["reasoning"] = "\n".join(t for t in (turn.get("reasoning"), thought) if t) or None
     elif kind in _CALLS:
-        call_kind = "function" if kind == "function_call" else "custom"
-        _call(out, item.get("call_id") or item.get("id"), item.get("name"), item.get(_CALLS[kind]), call_kind)
+        name, args_key, call_kind = _CALLS[kind]
+        call_id = item.get("call_id") or item.get("id")
+        _call(out, call_id, name or item.get("name"), item.get(args_key), call_kind)
     elif kind in _OUTPUTS:
-        output = item.get("output")
+        output = item.get(_OUTPUTS[kind])
         out.append(new_message("tool", text_of(output), tool_call_id=item.get("call_id")))
     elif kind in _HOSTED:
         name, args_key, result_key = _HOSTED[kind]
