@@ -10,6 +10,7 @@ events one row (``{"events": [...]}``). The rows are read by
 from __future__ import annotations
 
 import json
+import struct
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,11 +22,38 @@ from tinyjudge.records._read import is_eval_log, is_openhands_event, sample_rows
 __all__ = ["eval_zip_rows", "json_object_rows", "json_array_rows"]
 
 
+_ZSTD = 93  # the zip compression method Inspect AI writes since 2025 (older logs: deflate)
+
+
+def _zstd(raw: bytes, where: str) -> bytes:
+    try:
+        import zstandard
+    except ImportError:
+        raise DataError(
+            where, None, "this .eval file is compressed with zstd: pip install zstandard"
+        ) from None
+    return zstandard.ZstdDecompressor().decompressobj().decompress(raw)
+
+
+def _member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path) -> bytes:
+    """A member's bytes; zstd members (which Python's zipfile reads only from 3.14) by hand."""
+    if info.compress_type != _ZSTD:
+        return archive.read(info)
+    with path.open("rb") as fh:  # the local header's name and extra lengths, then the data
+        fh.seek(info.header_offset + 26)
+        name_len, extra_len = struct.unpack("<HH", fh.read(4))
+        fh.seek(info.header_offset + 30 + name_len + extra_len)
+        raw = fh.read(info.compress_size)
+    return _zstd(raw, f"{path}/{info.filename}")
+
+
 def _zip_json(archive: zipfile.ZipFile, name: str, path: Path) -> Any:
     try:
-        return json.loads(archive.read(name).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise DataError(f"{path}/{name}", None, f"malformed JSON in the log ({e})") from None
+        return json.loads(_member(archive, archive.getinfo(name), path).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, zipfile.BadZipFile, NotImplementedError) as e:
+        raise DataError(f"{path}/{name}", None, f"unreadable member of the log ({e})") from None
+    except Exception as e:  # zstandard's ZstdError, zlib.error: a damaged member
+        raise DataError(f"{path}/{name}", None, f"unreadable member of the log ({e})") from None
 
 
 def eval_zip_rows(path: Path) -> Iterator[tuple[str, int, dict[str, Any]]]:

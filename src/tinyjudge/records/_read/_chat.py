@@ -31,7 +31,9 @@ def _tool_call(call: Any) -> Any:
 def _error_text(error: Any) -> str:
     if isinstance(error, dict):
         kind, message = error.get("type"), error.get("message")
-        return f"{kind}: {message}" if kind and message else str(message or kind or error)
+        if kind and kind != "unknown" and message:
+            return f"{kind}: {message}"
+        return str(message or kind or error)
     return str(error)
 
 

@@ -22,7 +22,9 @@ __all__ = [
 ]
 
 # A sample's fields read as the transcript (or too bulky to be metadata); the rest is metadata.
-INSPECT_SAMPLE_FIELDS = ("messages", "output", "events", "attachments", "store", "input", "scores")
+INSPECT_SAMPLE_FIELDS = (
+    "messages", "output", "events", "events_data", "attachments", "store", "input", "scores"
+)  # fmt: skip
 _ATTACHMENT = "attachment://"
 
 

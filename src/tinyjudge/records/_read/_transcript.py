@@ -171,7 +171,8 @@ def read_transcript(row: dict[str, Any], messages_field: str | None = None) -> T
             read_messages(sample["messages"], unread), used, meta, dict(sample.get("scores") or {}), unread
         )
     if isinstance(row.get("history"), list):  # SWE-agent (.traj), OpenHands output
-        used = {"history", "trajectory"} & set(row)
+        # a .traj's trajectory repeats its history, and its replay_config is the run's config
+        used = {"history", "trajectory", "replay_config"} & set(row)
         return Transcript(read_messages(row["history"], unread), used, unread=unread)
     if isinstance(row.get("events"), list):
         return Transcript(read_messages(row["events"], unread), {"events"}, unread=unread)
