@@ -24,7 +24,9 @@ def openai_messages() -> list[dict[str, Any]]:
     from openai.types.chat.chat_completion_message_function_tool_call import Function
 
     call = ChatCompletionMessageFunctionToolCall(
-        id="call_7", type="function", function=Function(name="run_tests", arguments=json.dumps(ARGS))
+        id="call_7",
+        type="function",
+        function=Function(name="run_tests", arguments=json.dumps(ARGS)),
     )
     return [
         {"role": "system", "content": SYSTEM},

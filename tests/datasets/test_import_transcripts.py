@@ -160,7 +160,9 @@ def test_inspect_ai_reads_the_same_log_as_we_do(name: str) -> None:
             calls = [c.function for c in getattr(m, "tool_calls", None) or []]
             error = getattr(m, "error", None)
             text = m.text or (error.message if error else "")
-            theirs.append((m.role, text, calls, getattr(m, "tool_call_id", None), bool(error) or None))
+            theirs.append(
+                (m.role, text, calls, getattr(m, "tool_call_id", None), bool(error) or None)
+            )
         assert [(r, t, c, i, e) for r, t, c, i, e in _shape(item)] == theirs
 
 
@@ -226,7 +228,10 @@ def test_json_object_or_array_however_indented(tmp_path: Path, indent, as_array:
 def test_no_assistant_turn_is_refused_naming_the_row(tmp_path: Path) -> None:
     rows = [
         {"id": "a", **anthropic_request()},
-        {"id": "b", "messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": "?"}]},
+        {
+            "id": "b",
+            "messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": "?"}],
+        },
     ]
     path = _jsonl(tmp_path / "r.jsonl", rows)
     line = _one_error_line(run("import", "chat", path, "--out", tmp_path / "o"))

@@ -166,7 +166,9 @@ def test_adapters_read_every_shape_as_the_server_does(rm_dir: Path) -> None:
         remote = client.rewards([responses_exchange(), anthropic, as_openai])
     assert remote == pytest.approx([expected] * 3, abs=1e-12)
     info = {"messages": responses_exchange()["input"]}
-    verl = compute_score("mine", "I'd rather not: it guards the parser.", None, info, model=str(rm_dir))
+    verl = compute_score(
+        "mine", "I'd rather not: it guards the parser.", None, info, model=str(rm_dir)
+    )
     instructions = [{"role": "system", "content": responses_exchange()["instructions"]}]
     with_system = compute_score(
         "mine", "I'd rather not: it guards the parser.", None,

@@ -35,7 +35,9 @@ def _reading(item: Item) -> list[str]:
         if m.text:
             what.append(repr(_shown(m.text)))
         for call in m.tool_calls or []:
-            what.append(f"-> {call.function.name}({_shown(call.function.arguments, 40)}) [{call.id}]")
+            what.append(
+                f"-> {call.function.name}({_shown(call.function.arguments, 40)}) [{call.id}]"
+            )
         if m.role == "tool":
             what.append(f"<- result of {m.tool_call_id}")
             if m.is_error:
@@ -84,7 +86,9 @@ def command(
         raise TinyjudgeError(f"--out {out_dir} is a file; give a folder to write into")
     rub = resolve_rubric(rubric) if rubric is not None else None
     limit = _CHECK_ROWS if check else None
-    got = import_chat(path, id_field, messages_field, label_field, rub, source, skip_bad or check, limit)
+    got = import_chat(
+        path, id_field, messages_field, label_field, rub, source, skip_bad or check, limit
+    )
     if check:
         _print_check(path, got)
         return

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.serve._rollouts import (

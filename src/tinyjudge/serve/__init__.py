@@ -11,6 +11,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from tinyjudge._http import check_exposure, is_loopback
+from tinyjudge.records import canonical
 
 from ._batcher import MicroBatcher
 from ._rollouts import (
@@ -21,8 +22,6 @@ from ._rollouts import (
     reward_of,
     rollout_to_item,
 )
-from tinyjudge.records import canonical
-
 from ._templates import CHAT_TEMPLATES, parse_chat_text
 
 if TYPE_CHECKING:

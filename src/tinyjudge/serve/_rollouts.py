@@ -9,7 +9,15 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Item, Label, Message, Unread, canonical, read_messages, read_transcript
+from tinyjudge.records import (
+    Item,
+    Label,
+    Message,
+    Unread,
+    canonical,
+    read_messages,
+    read_transcript,
+)
 
 from ._templates import parse_chat_text
 
@@ -71,11 +79,13 @@ def read_rollout(
     """
     if isinstance(query, list | dict):
         transcript = read_transcript(query if isinstance(query, dict) else {"messages": query})
-        messages = canonical(transcript.messages)
-        return Item.model_validate({"id": f"query:{index}", "messages": messages}), transcript.unread
-    messages = parse_chat_text(query, chat_template)
-    if messages:
-        return Item.model_validate({"id": f"query:{index}", "messages": messages}), Unread()
+        item = Item.model_validate(
+            {"id": f"query:{index}", "messages": canonical(transcript.messages)}
+        )
+        return item, transcript.unread
+    from_text = parse_chat_text(query, chat_template)
+    if from_text:
+        return Item.model_validate({"id": f"query:{index}", "messages": from_text}), Unread()
     return query_to_item(query, prompt if isinstance(prompt, str) else None, index), Unread()
 
 
@@ -100,7 +110,11 @@ def read_item(record: Any, unread: Unread) -> Any:
     """
     if not isinstance(record, dict):
         return record
-    pair = {k: record[k] for k in ("context", "response_a", "response_b") if isinstance(record.get(k), list)}
+    pair = {
+        k: record[k]
+        for k in ("context", "response_a", "response_b")
+        if isinstance(record.get(k), list)
+    }
     if pair:
         read = {k: canonical(read_messages(v, unread)) for k, v in pair.items()}
         return {**record, **read}

@@ -102,7 +102,9 @@ def read_rows(path: Path, on_error: Callable[[DataError], None] | None = None) -
     elif suffix == ".eval":
         for where, line, row in eval_zip_rows(path):
             yield Row(where, line, row)
-    elif suffix == ".traj" or (suffix == ".json" and _starts_with(path, b"{") and _one_object(path)):
+    elif suffix == ".traj" or (
+        suffix == ".json" and _starts_with(path, b"{") and _one_object(path)
+    ):
         for where, line, row in json_object_rows(path, load_json(path.read_bytes(), path)):
             yield Row(where, line, row)
     elif suffix == ".json" and _starts_with(path, b"["):

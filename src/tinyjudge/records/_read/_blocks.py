@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import Unread, json_text, new_message
+from ._common import Unread, json_text, new_message, tool_call
 
 __all__ = ["PLAIN_PARTS", "has_blocks", "read_blocks", "block_text"]
 
@@ -72,7 +72,8 @@ def block_text(block: dict[str, Any], unread: Unread) -> str:
         name = _PLACEHOLDERS[kind]
         return f"[{name}: {title}]" if isinstance(title, str) and title else f"[{name}]"
     if kind == "search_result":
-        return f"[search result: {block.get('title', '')}]\n{_result_text(block.get('content'), unread)}"
+        found = _result_text(block.get("content"), unread)
+        return f"[search result: {block.get('title', '')}]\n{found}"
     if isinstance(block.get("text"), str):  # a text part under another name
         unread.note("content part", kind)
         return str(block["text"])
@@ -151,8 +152,7 @@ def read_blocks(message: dict[str, Any], unread: Unread) -> list[dict[str, Any]]
             thoughts.append(_reasoning_text(block))
         elif kind in _TOOL_USE and role == "assistant":
             arguments = block.get("input", block.get("args", block.get("arguments")))
-            call = {"id": block.get("id"), "type": "function",
-                    "function": {"name": block.get("name"), "arguments": json_text(arguments)}}  # fmt: skip
+            call = tool_call(block.get("id"), block.get("name"), arguments)
             if not any(c.get("id") == call["id"] and call["id"] for c in calls):
                 calls.append(call)
         elif _is_tool_result(kind):

@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from typing import Any
 
-__all__ = ["Unread", "json_text", "text_of", "new_message"]
+__all__ = ["Unread", "json_text", "text_of", "new_message", "tool_call"]
 
 
 class Unread(Counter[str]):
@@ -47,3 +47,9 @@ def new_message(role: str, content: str | None = None, **fields: Any) -> dict[st
     out: dict[str, Any] = {"role": role, "content": content}
     out.update({k: v for k, v in fields.items() if v is not None and v != []})
     return out
+
+
+def tool_call(call_id: Any, name: Any, arguments: Any, kind: str = "function") -> dict[str, Any]:
+    """A tool call in the OpenAI shape; arguments given as an object become JSON text."""
+    function = {"name": name or "", "arguments": json_text(arguments)}
+    return {"id": call_id, "type": kind, "function": function}

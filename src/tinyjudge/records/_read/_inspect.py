@@ -30,8 +30,10 @@ _ATTACHMENT = "attachment://"
 
 def is_inspect_sample(row: dict[str, Any]) -> bool:
     """Whether a row is one sample of an Inspect AI log."""
-    return isinstance(row.get("messages"), list) and "epoch" in row and (
-        "input" in row or "scores" in row
+    return (
+        isinstance(row.get("messages"), list)
+        and "epoch" in row
+        and ("input" in row or "scores" in row)
     )
 
 
@@ -62,7 +64,10 @@ def sample_rows(header: dict[str, Any], samples: list[dict[str, Any]]) -> Iterat
     """Rows of a log's samples: the id is the sample's (``<id>:<epoch>`` when the log
     ran more than one epoch), and the run's task and model join each row's fields."""
     spec = header.get("eval") or {}
-    epochs = max([int(s.get("epoch") or 1) for s in samples] + [int((spec.get("config") or {}).get("epochs") or 1)])
+    epochs = max(
+        [int(s.get("epoch") or 1) for s in samples]
+        + [int((spec.get("config") or {}).get("epochs") or 1)]
+    )
     run = {"task": spec.get("task"), "model": spec.get("model"), "eval_id": spec.get("eval_id")}
     for sample in samples:
         sample_id = sample.get("id")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._blocks import has_blocks, read_blocks
-from ._common import Unread, json_text, new_message
+from ._common import Unread, new_message, tool_call
 
 __all__ = ["is_langchain", "read_langchain"]
 
@@ -26,9 +26,11 @@ def _kind(obj: dict[str, Any]) -> str:
 
 def is_langchain(obj: dict[str, Any]) -> bool:
     """Whether a record is one message of ``messages_to_dict``'s output."""
-    return isinstance(obj.get("data"), dict) and (
-        _kind(obj) in _ROLES or _kind(obj) == "chat"
-    ) and set(obj) <= {"type", "data"}
+    return (
+        isinstance(obj.get("data"), dict)
+        and (_kind(obj) in _ROLES or _kind(obj) == "chat")
+        and set(obj) <= {"type", "data"}
+    )
 
 
 def read_langchain(obj: dict[str, Any], unread: Unread) -> list[dict[str, Any]]:
@@ -38,14 +40,12 @@ def read_langchain(obj: dict[str, Any], unread: Unread) -> list[dict[str, Any]]:
     role = str(data.get("role", "user")) if kind == "chat" else _ROLES[kind]
     kwargs = data.get("additional_kwargs") or {}
     calls = [
-        {"id": c.get("id"), "type": "function",
-         "function": {"name": c.get("name"), "arguments": json_text(c.get("args"))}}
+        tool_call(c.get("id"), c.get("name"), c.get("args"))
         for c in data.get("tool_calls") or []
         if isinstance(c, dict)
-    ]  # fmt: skip
+    ]
     for bad in data.get("invalid_tool_calls") or []:  # a call the model wrote unparseably
-        calls.append({"id": bad.get("id"), "type": "function",
-                      "function": {"name": bad.get("name") or "", "arguments": bad.get("args") or ""}})  # fmt: skip
+        calls.append(tool_call(bad.get("id"), bad.get("name"), bad.get("args")))
     fields: dict[str, Any] = {
         "name": data.get("name") if role != "tool" else None,
         "tool_call_id": data.get("tool_call_id"),

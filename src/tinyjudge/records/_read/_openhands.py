@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import Unread, new_message
+from ._common import Unread, new_message, tool_call
 
 __all__ = ["is_openhands_event", "read_openhands"]
 
@@ -68,21 +68,25 @@ def read_openhands(events: list[dict[str, Any]], unread: Unread) -> list[dict[st
                 call_id = _call_id(event, linked)
                 linked[event.get("id", -1)] = call_id
                 response = (meta.get("model_response") or {}).get("id") if meta else None
-                call = {"id": call_id, "type": "function", "function": {
-                    "name": name or str(action),
-                    "arguments": {k: v for k, v in args.items() if k not in _STEERING}}}  # fmt: skip
+                arguments = {k: v for k, v in args.items() if k not in _STEERING}
+                call = tool_call(call_id, name or str(action), arguments)
                 tail = out[-1] if out else None
                 if tail and tail["role"] == "assistant" and response and response == last_response:
                     tail.setdefault("tool_calls", []).append(call)
                 else:
-                    out.append(new_message("assistant", args.get("thought") or None, tool_calls=[call]))
+                    out.append(
+                        new_message("assistant", args.get("thought") or None, tool_calls=[call])
+                    )
                 last_response = response
             else:
                 unread.note("OpenHands event", f"action:{action}")
         elif event.get("cause") is not None or event.get("tool_call_metadata"):
             failed = event.get("observation") == "error" or event.get("success") is False
-            out.append(new_message("tool", event.get("content"), tool_call_id=_call_id(event, linked),
-                                   is_error=True if failed else None))  # fmt: skip
+            call_id = _call_id(event, linked)
+            error = True if failed else None
+            out.append(
+                new_message("tool", event.get("content"), tool_call_id=call_id, is_error=error)
+            )
         elif event.get("observation") == "error":
             out.append(new_message("user", f"[error] {event.get('content', '')}"))
         else:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._blocks import read_blocks
-from ._common import Unread, json_text, new_message, text_of
+from ._common import Unread, json_text, new_message, text_of, tool_call
 
 __all__ = ["RESPONSES_ITEMS", "is_responses_item", "add_responses_item"]
 
@@ -53,9 +53,7 @@ _BOOKKEEPING = frozenset(
     {"mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "item_reference",
      "compaction", "additional_tools"}
 )  # fmt: skip
-RESPONSES_ITEMS = frozenset(
-    {"message", "reasoning", *_CALLS, *_OUTPUTS, *_HOSTED, *_BOOKKEEPING}
-)
+RESPONSES_ITEMS = frozenset({"message", "reasoning", *_CALLS, *_OUTPUTS, *_HOSTED, *_BOOKKEEPING})
 
 
 def is_responses_item(obj: dict[str, Any]) -> bool:
@@ -77,8 +75,7 @@ def _open_assistant(out: list[dict[str, Any]], *, for_text: bool) -> dict[str, A
 
 def _call(out: list[dict[str, Any]], call_id: Any, name: Any, arguments: Any, kind: str) -> None:
     turn = _open_assistant(out, for_text=False)
-    call = {"id": call_id, "type": kind, "function": {"name": name, "arguments": json_text(arguments)}}
-    turn.setdefault("tool_calls", []).append(call)
+    turn.setdefault("tool_calls", []).append(tool_call(call_id, name, arguments, kind))
 
 
 def add_responses_item(out: list[dict[str, Any]], item: dict[str, Any], unread: Unread) -> None:
@@ -87,9 +84,11 @@ def add_responses_item(out: list[dict[str, Any]], item: dict[str, Any], unread: 
     if kind == "message":
         role = item.get("role", "assistant")
         content = item.get("content")
-        read = read_blocks({"role": role, "content": content}, unread) if isinstance(
-            content, list
-        ) else [new_message(str(role), content)]
+        read = (
+            read_blocks({"role": role, "content": content}, unread)
+            if isinstance(content, list)
+            else [new_message(str(role), content)]
+        )
         if role == "assistant" and read and read[0]["role"] == "assistant":
             turn = _open_assistant(out, for_text=True)
             turn["content"] = read[0].get("content")

@@ -85,7 +85,9 @@ def _listed(value: Any, key: str, text_role: str) -> list[Any]:
         try:
             value = json.loads(text)
         except json.JSONDecodeError as e:
-            raise ValueError(f'"{key}" holds malformed JSON ({e.msg} at column {e.colno})') from None
+            raise ValueError(
+                f'"{key}" holds malformed JSON ({e.msg} at column {e.colno})'
+            ) from None
     if hasattr(value, "tolist"):  # a numpy array from pandas
         value = value.tolist()
     if isinstance(value, dict):
@@ -168,7 +170,11 @@ def read_transcript(row: dict[str, Any], messages_field: str | None = None) -> T
         used = set(INSPECT_SAMPLE_FIELDS) & set(row)
         meta = {"input": text_of(sample["input"])} if "input" in sample else {}
         return Transcript(
-            read_messages(sample["messages"], unread), used, meta, dict(sample.get("scores") or {}), unread
+            read_messages(sample["messages"], unread),
+            used,
+            meta,
+            dict(sample.get("scores") or {}),
+            unread,
         )
     if isinstance(row.get("history"), list):  # SWE-agent (.traj), OpenHands output
         # a .traj's trajectory repeats its history, and its replay_config is the run's config
@@ -187,7 +193,10 @@ def read_transcript(row: dict[str, Any], messages_field: str | None = None) -> T
     prompt = next((k for k in _PROMPT_FIELDS if row.get(k) is not None), None)
     completion = next((k for k in _COMPLETION_FIELDS if row.get(k) is not None), None)
     if prompt and completion:
-        records = [*_listed(row[prompt], prompt, "user"), *_listed(row[completion], completion, "assistant")]
+        records = [
+            *_listed(row[prompt], prompt, "user"),
+            *_listed(row[completion], completion, "assistant"),
+        ]
         return Transcript(read_messages(records, unread), {prompt, completion}, unread=unread)
     if row.get("type") == "message" and isinstance(row.get("content"), list):
         return Transcript(read_messages(_unwrap(row), unread), set(row) - {"id"}, unread=unread)
