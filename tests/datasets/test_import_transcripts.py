@@ -273,3 +273,24 @@ def test_check_prints_how_rows_were_read_and_writes_nothing(tmp_path: Path) -> N
     assert done.returncode == 0 and not (tmp_path / "o").exists()
     line = _one_error_line(run("import", "chat", path))
     assert "give --out DIR" in line
+
+
+def test_the_minimal_rows_in_the_formats_doc_read_as_it_says(tmp_path: Path) -> None:
+    """Each framework's minimal row in docs/formats.md imports: a tool call, the result that
+    answers it (failed, where the row says so), and the agent's last word."""
+    doc = (REPO / "docs" / "formats.md").read_text()
+    block = doc.split("Minimal rows, one per framework")[1].split("```json\n")[1].split("```")[0]
+    rows = [json.loads(chunk) for chunk in block.replace("}\n{", "}\x00{").split("\x00")]
+    assert len(rows) == 6
+    got = import_chat(_jsonl(tmp_path / "doc.jsonl", rows))
+    assert not got.bad and not got.unread
+    failed = []
+    for item in got.items:
+        [call] = [c for m in item.messages for c in m.tool_calls or []]
+        [result] = [m for m in item.messages if m.role == "tool"]
+        assert result.tool_call_id == call.id and result.text.endswith("1 failed")
+        assert item.messages[-1].role == "assistant" and "One test fails" in item.messages[-1].text
+        failed.append(bool(result.is_error))
+    assert failed == [True, False, True, False, True, True]
+    assert got.items[0].messages[0].text == "You are a coding agent."
+    assert got.items[1].messages[0].text == "You are a coding agent."
