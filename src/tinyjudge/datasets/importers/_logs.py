@@ -3,7 +3,7 @@
 Each yields one row per transcript: an Inspect AI ``.eval`` file (a zip of
 ``header.json`` and ``samples/*.json``) or ``EvalLog`` ``.json`` one row per
 sample and epoch; a SWE-agent ``.traj`` one row; a JSON array of OpenHands
-events one row (``{"events": [...]}``). The rows are read by
+events one row (``{"events": [...]}``), and so is a JSON array of messages. The rows are read by
 :func:`tinyjudge.records.read_transcript` like any other.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tinyjudge.errors import DataError
-from tinyjudge.records._read import is_eval_log, is_openhands_event, sample_rows
+from tinyjudge.records._read import is_eval_log, is_message_record, is_openhands_event, sample_rows
 
 __all__ = ["eval_zip_rows", "json_object_rows", "json_array_rows"]
 
@@ -92,8 +92,11 @@ def json_object_rows(path: Path, obj: Any) -> Iterator[tuple[str, int, dict[str,
 
 
 def json_array_rows(path: Path, elements: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
-    """The rows of a ``.json`` array: one row for an OpenHands event stream, else each element."""
+    """The rows of a ``.json`` array: one row for an array of messages (one conversation, in
+    any shape the reader knows) or an OpenHands event stream, else each element."""
     objs = [obj for _, obj in elements]
     if objs and all(isinstance(o, dict) and is_openhands_event(o) for o in objs):
         return [(1, {"events": objs})]
+    if objs and all(is_message_record(o) for o in objs):
+        return [(1, {"messages": objs})]
     return elements

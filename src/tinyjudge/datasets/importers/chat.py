@@ -12,6 +12,7 @@ is counted and named (``unread``), never passed over in silence.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from pydantic import ValidationError
 
 from tinyjudge.errors import DataError, TinyjudgeError
 from tinyjudge.records import MESSAGE_FIELDS, Item, Label, canonical, read_transcript
+from tinyjudge.records._read import is_openhands_event
 
 from ._common import Imported
 from ._rows import Row, jsonable, read_rows
@@ -87,7 +89,7 @@ def import_chat(
             raise err
         out.bad.append(err)
 
-    for n, row in enumerate(read_rows(path, on_error=bad)):
+    for n, row in enumerate(_event_streams(read_rows(path, on_error=bad))):
         if limit is not None and n >= limit:
             break
         try:
@@ -128,6 +130,40 @@ def import_chat(
         meta_fields.update(dict.fromkeys(k for k in row.data if k not in used))
     out.metadata_fields = list(meta_fields)
     return out
+
+
+def _event_streams(rows: Iterator[Row]) -> Iterator[Row]:
+    """Rows, with a run of OpenHands events (a JSONL of events, or a folder of one event
+    per file as OpenHands saves a session) joined into one row, its events in id order."""
+    run: list[Row] = []
+
+    def joined() -> Row:
+        events = sorted((r.data for r in run), key=lambda e: _event_order(e.get("id")))
+        return Row(run[0].where, run[0].line, {"events": events})
+
+    for row in rows:
+        if is_openhands_event(row.data):
+            if run and _stream_of(run[0]) != _stream_of(row):
+                yield joined()
+                run = []
+            run.append(row)
+            continue
+        if run:
+            yield joined()
+            run = []
+        yield row
+    if run:
+        yield joined()
+
+
+def _stream_of(row: Row) -> str:
+    """The file a row came from, or its folder when the folder holds one event per file."""
+    path = Path(row.where)
+    return str(path.parent) if path.stem.isdigit() else row.where
+
+
+def _event_order(event_id: Any) -> tuple[int, Any]:
+    return (0, event_id) if isinstance(event_id, int) else (1, str(event_id))
 
 
 def _item(

@@ -12,7 +12,13 @@ from ._canonical import DEFAULT_SYSTEM_PROMPTS, canonical
 from ._common import Unread
 from ._inspect import is_eval_log, sample_rows
 from ._openhands import is_openhands_event
-from ._transcript import MESSAGE_FIELDS, Transcript, read_messages, read_transcript
+from ._transcript import (
+    MESSAGE_FIELDS,
+    Transcript,
+    is_message_record,
+    read_messages,
+    read_transcript,
+)
 
 __all__ = [
     "MESSAGE_FIELDS",
@@ -24,5 +30,6 @@ __all__ = [
     "read_messages",
     "is_eval_log",
     "is_openhands_event",
+    "is_message_record",
     "sample_rows",
 ]

@@ -18,7 +18,7 @@ from typing import Any
 
 from ._common import Unread, json_text, new_message, tool_call
 
-__all__ = ["PLAIN_PARTS", "has_blocks", "read_blocks", "block_text"]
+__all__ = ["PLAIN_PARTS", "has_blocks", "read_blocks", "block_text", "result_text"]
 
 # Content parts an OpenAI message carries as they are (content_text shows them).
 PLAIN_PARTS = frozenset(
@@ -72,7 +72,7 @@ def block_text(block: dict[str, Any], unread: Unread) -> str:
         name = _PLACEHOLDERS[kind]
         return f"[{name}: {title}]" if isinstance(title, str) and title else f"[{name}]"
     if kind == "search_result":
-        found = _result_text(block.get("content"), unread)
+        found = result_text(block.get("content"), unread)
         return f"[search result: {block.get('title', '')}]\n{found}"
     if isinstance(block.get("text"), str):  # a text part under another name
         unread.note("content part", kind)
@@ -81,7 +81,7 @@ def block_text(block: dict[str, Any], unread: Unread) -> str:
     return f"[{kind}]"
 
 
-def _result_text(content: Any, unread: Unread) -> str:
+def result_text(content: Any, unread: Unread) -> str:
     """A tool result's content (a string, blocks, or a server tool's payload) as text."""
     if content is None or isinstance(content, str):
         return content or ""
@@ -155,6 +155,11 @@ def read_blocks(message: dict[str, Any], unread: Unread) -> list[dict[str, Any]]
             call = tool_call(block.get("id"), block.get("name"), arguments)
             if not any(c.get("id") == call["id"] and call["id"] for c in calls):
                 calls.append(call)
+            if "result" in block:  # Inspect's ContentToolUse: a server tool's call and result
+                flush()
+                error = True if block.get("error") else None
+                text = result_text(block.get("result"), unread) or str(block.get("error") or "")
+                out.append(new_message("tool", text, tool_call_id=block.get("id"), is_error=error))
         elif _is_tool_result(kind):
             flush()
             content = block.get("content")
@@ -164,7 +169,7 @@ def read_blocks(message: dict[str, Any], unread: Unread) -> list[dict[str, Any]]
             out.append(
                 new_message(
                     "tool",
-                    _result_text(content, unread),
+                    result_text(content, unread),
                     tool_call_id=block.get("tool_use_id"),
                     is_error=bool(error) if error is not None else None,
                 )

@@ -13,8 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from .._messages import content_text
+from ._common import json_text
+
 __all__ = [
     "INSPECT_SAMPLE_FIELDS",
+    "input_text",
     "is_inspect_sample",
     "is_eval_log",
     "resolve_attachments",
@@ -26,6 +30,14 @@ INSPECT_SAMPLE_FIELDS = (
     "messages", "output", "events", "events_data", "attachments", "store", "input", "scores"
 )  # fmt: skip
 _ATTACHMENT = "attachment://"
+
+
+def input_text(value: Any) -> str:
+    """A sample's ``input`` as text: a string, or the texts of its messages."""
+    if isinstance(value, list):
+        texts = [content_text(m.get("content")) for m in value if isinstance(m, dict)]
+        return "\n".join(t for t in texts if t)
+    return value if isinstance(value, str) else json_text(value)
 
 
 def is_inspect_sample(row: dict[str, Any]) -> bool:

@@ -1,5 +1,9 @@
 """LangChain messages as ``messages_to_dict`` writes them: ``{"type": "ai", "data": {...}}``.
 
+A message's own ``model_dump()`` (``{"type": "ai", "content": ...}``, as LangGraph
+state is often saved) and ``dumpd``'s constructor form (``{"lc": 1, "id": [...,
+"AIMessage"], "kwargs": {...}}``) are read too.
+
 ``human`` / ``ai`` / ``system`` / ``tool`` (and their ``*Chunk`` forms) read as
 the OpenAI roles; an AI message's ``tool_calls`` (``{"name", "args", "id"}``)
 are its tool calls, a tool message's ``status: "error"`` is ``is_error``, and
@@ -20,23 +24,34 @@ _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"
           "function": "tool", "developer": "developer"}  # fmt: skip
 
 
-def _kind(obj: dict[str, Any]) -> str:
-    return str(obj.get("type", "")).removesuffix("MessageChunk").removesuffix("Chunk").lower()
+def _kind(name: Any) -> str:
+    text = str(name or "").removesuffix("Chunk").removesuffix("Message")
+    return text.lower()
+
+
+def _unpacked(obj: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The message kind and its fields, for each form LangChain writes a message in."""
+    if isinstance(obj.get("data"), dict) and set(obj) <= {"type", "data"}:  # messages_to_dict
+        return _kind(obj.get("type")), obj["data"]
+    ids = obj.get("id")
+    if obj.get("lc") == 1 and isinstance(ids, list) and isinstance(obj.get("kwargs"), dict):
+        return _kind(ids[-1] if ids else ""), obj["kwargs"]  # dumpd
+    if "content" in obj and "role" not in obj and "additional_kwargs" in obj:  # model_dump
+        return _kind(obj.get("type")), obj
+    return None
 
 
 def is_langchain(obj: dict[str, Any]) -> bool:
-    """Whether a record is one message of ``messages_to_dict``'s output."""
-    return (
-        isinstance(obj.get("data"), dict)
-        and (_kind(obj) in _ROLES or _kind(obj) == "chat")
-        and set(obj) <= {"type", "data"}
-    )
+    """Whether a record is one LangChain message (any of the forms it is written in)."""
+    unpacked = _unpacked(obj)
+    return unpacked is not None and (unpacked[0] in _ROLES or unpacked[0] == "chat")
 
 
 def read_langchain(obj: dict[str, Any], unread: Unread) -> list[dict[str, Any]]:
-    """One ``messages_to_dict`` record as OpenAI messages."""
-    data = obj["data"]
-    kind = _kind(obj)
+    """One LangChain message record as OpenAI messages."""
+    unpacked = _unpacked(obj)
+    assert unpacked is not None
+    kind, data = unpacked
     role = str(data.get("role", "user")) if kind == "chat" else _ROLES[kind]
     kwargs = data.get("additional_kwargs") or {}
     calls = [

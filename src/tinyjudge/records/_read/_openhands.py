@@ -21,7 +21,7 @@ __all__ = ["is_openhands_event", "read_openhands"]
 # Events that only record the agent's state or memory, not the exchange.
 _BOOKKEEPING = frozenset(
     {"change_agent_state", "agent_state_changed", "recall", "null", "condensation",
-     "condensation_request", "user_rejected"}
+     "condensation_request"}
 )  # fmt: skip
 # An action's arguments that steer OpenHands rather than the tool.
 _STEERING = frozenset(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._blocks import read_blocks
+from ._blocks import read_blocks, result_text
 from ._common import Unread, json_text, new_message, text_of, tool_call
 
 __all__ = ["RESPONSES_ITEMS", "is_responses_item", "add_responses_item"]
@@ -104,8 +104,8 @@ def add_responses_item(out: list[dict[str, Any]], item: dict[str, Any], unread: 
         call_id = item.get("call_id") or item.get("id")
         _call(out, call_id, name or item.get("name"), item.get(args_key), call_kind)
     elif kind in _OUTPUTS:
-        output = item.get(_OUTPUTS[kind])
-        out.append(new_message("tool", text_of(output), tool_call_id=item.get("call_id")))
+        output = result_text(item.get(_OUTPUTS[kind]), unread)
+        out.append(new_message("tool", output, tool_call_id=item.get("call_id")))
     elif kind in _HOSTED:
         name, args_key, result_key = _HOSTED[kind]
         call_id = item.get("call_id") or item.get("id")

@@ -16,12 +16,12 @@ from typing import Any
 
 from ._chat import read_chat_message
 from ._common import Unread, new_message, text_of
-from ._inspect import INSPECT_SAMPLE_FIELDS, is_inspect_sample, resolve_attachments
+from ._inspect import INSPECT_SAMPLE_FIELDS, input_text, is_inspect_sample, resolve_attachments
 from ._langchain import is_langchain, read_langchain
 from ._openhands import is_openhands_event, read_openhands
 from ._responses import add_responses_item, is_responses_item
 
-__all__ = ["Transcript", "read_transcript", "read_messages", "MESSAGE_FIELDS"]
+__all__ = ["Transcript", "read_transcript", "read_messages", "is_message_record", "MESSAGE_FIELDS"]
 
 # Where the messages are when no field is named, in this order.
 MESSAGE_FIELDS = ("messages", "conversations", "conversation", "chat", "dialog", "turns")
@@ -49,6 +49,17 @@ class Transcript:
     metadata: dict[str, Any] = field(default_factory=dict)
     scores: dict[str, Any] = field(default_factory=dict)
     unread: Unread = field(default_factory=Unread)
+
+
+def is_message_record(obj: Any) -> bool:
+    """Whether a record is one message (of any shape :func:`read_messages` knows), not a
+    row holding a transcript: a file of such records is one transcript."""
+    if not isinstance(obj, dict):
+        return False
+    if is_langchain(obj) or is_responses_item(obj) or is_openhands_event(obj):
+        return True
+    holds = (*MESSAGE_FIELDS, *_PROMPT_FIELDS, *_COMPLETION_FIELDS, "history", "input", "output")
+    return ("role" in obj or "from" in obj) and not any(k in obj for k in holds)
 
 
 def read_messages(records: list[Any], unread: Unread) -> list[dict[str, Any]]:
@@ -168,7 +179,7 @@ def read_transcript(row: dict[str, Any], messages_field: str | None = None) -> T
     if is_inspect_sample(row):
         sample = resolve_attachments(row)
         used = set(INSPECT_SAMPLE_FIELDS) & set(row)
-        meta = {"input": text_of(sample["input"])} if "input" in sample else {}
+        meta = {"input": input_text(sample["input"])} if "input" in sample else {}
         return Transcript(
             read_messages(sample["messages"], unread),
             used,
