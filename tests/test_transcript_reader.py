@@ -224,3 +224,43 @@ def test_openhands_events_as_jsonl_and_as_a_folder_of_event_files(tmp_path: Path
     assert from_lines.messages == expected.messages
     assert from_folder.messages[:-1] == expected.messages
     assert from_folder.messages[-1].text == "Thanks."
+
+
+def test_anthropic_message_dumps_in_the_messages_and_a_logged_request() -> None:
+    """Whole ``Message.model_dump()`` responses kept as turns (tool use included), and a
+    logged request with its response, as the SDK returns it."""
+    from anthropic.types import Message, TextBlock, ToolUseBlock, Usage
+
+    def response(*content) -> dict:
+        return Message(
+            id="msg_1", type="message", role="assistant", model="claude", content=list(content),
+            stop_reason="end_turn", usage=Usage(input_tokens=1, output_tokens=1),
+        ).model_dump()  # fmt: skip
+
+    first = response(
+        TextBlock(type="text", text="Checking."),
+        ToolUseBlock(type="tool_use", id="tu1", name="ls", input={"p": "."}),
+    )
+    final = response(TextBlock(type="text", text="Two files."))
+    system = [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}]
+    result = {
+        "type": "tool_result",
+        "tool_use_id": "tu1",
+        "content": [{"type": "text", "text": "a b"}],
+    }
+    turns = [{"role": "user", "content": "List."}, first, {"role": "user", "content": [result]}]
+    row = {"system": system, "messages": [*turns, final]}
+    item = _item(row)
+    assert [(m.role, m.text) for m in item.messages] == [
+        ("system", "Be brief."), ("user", "List."), ("assistant", "Checking."),
+        ("tool", "a b"), ("assistant", "Two files."),
+    ]  # fmt: skip
+    assert _calls_and_results(item) == [
+        ("call", "tu1", "ls", '{"p": "."}'),
+        ("result", "tu1", "a b", None),
+    ]
+    request = {"model": "claude", "system": "Be brief.", "messages": turns[:1]}
+    logged = {"request": request, "response": final}
+    assert [(m.role, m.text) for m in _item(logged).messages] == [
+        ("system", "Be brief."), ("user", "List."), ("assistant", "Two files."),
+    ]  # fmt: skip

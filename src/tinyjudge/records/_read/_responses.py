@@ -90,9 +90,14 @@ def add_responses_item(out: list[dict[str, Any]], item: dict[str, Any], unread: 
             else [new_message(str(role), content)]
         )
         if role == "assistant" and read and read[0]["role"] == "assistant":
+            # the turn a reasoning item opened (an Anthropic Message dump's blocks too)
+            first, read = read[0], read[1:]
             turn = _open_assistant(out, for_text=True)
-            turn["content"] = read[0].get("content")
-            read = read[1:]
+            turn["content"] = first.get("content")
+            thoughts = [t for t in (turn.get("reasoning"), first.get("reasoning")) if t]
+            turn["reasoning"] = "\n".join(thoughts) or None
+            if first.get("tool_calls"):
+                turn["tool_calls"] = [*turn.get("tool_calls", []), *first["tool_calls"]]
         out.extend(read)
     elif kind == "reasoning":
         summary = text_of([s for s in item.get("summary") or [] if isinstance(s, dict)])
