@@ -264,3 +264,22 @@ def test_anthropic_message_dumps_in_the_messages_and_a_logged_request() -> None:
     assert [(m.role, m.text) for m in _item(logged).messages] == [
         ("system", "Be brief."), ("user", "List."), ("assistant", "Two files."),
     ]  # fmt: skip
+
+
+def test_openhands_agent_sdk_events() -> None:
+    """The agent SDK's typed events (their documented shape): tool calls by ``tool_call``,
+    results by ``tool_call_id``, an ``AgentErrorEvent`` a failed one, state updates left out."""
+    got = import_chat(FIXTURES / "openhands_sdk_events.json")
+    [item] = got.items
+    assert [m.role for m in item.messages] == [
+        "system", "user", "assistant", "tool", "assistant", "tool", "user", "assistant",
+    ]  # fmt: skip
+    assert item.messages[2].text == "Running the tests first."
+    assert item.messages[2].reasoning == "Run them before editing."
+    assert _calls_and_results(item) == [
+        ("call", "toolu_01", "terminal", '{"command": "pytest tests/"}'),
+        ("result", "toolu_01", RESULT, False),
+        ("call", "toolu_02", "file_editor", '{"command": "view", "path": "/repo/parser.py"}'),
+        ("result", "toolu_02", "The path /repo/parser.py does not exist.", True),
+    ]
+    assert item.messages[-1].text == ANSWER and not got.unread

@@ -7,7 +7,8 @@ the ``system`` action the system prompt, ``finish`` the agent's last word; any
 other agent action is a tool call (named by its ``tool_call_metadata``, else by
 the action), its ``thought`` the text before it. An observation is the tool
 result of the action it names by ``cause`` (or by the tool call id); an
-``error`` observation is a failed one (``is_error``).
+``error`` observation is a failed one (``is_error``). The agent SDK's typed
+events (``"kind": "ActionEvent"``, ...) are read by ``_openhands_sdk``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._common import Unread, new_message, tool_call
+from ._openhands_sdk import add_sdk_event, is_sdk_event
 
 __all__ = ["is_openhands_event", "read_openhands"]
 
@@ -31,8 +33,9 @@ _STEERING = frozenset(
 
 
 def is_openhands_event(obj: dict[str, Any]) -> bool:
-    """Whether a record is an OpenHands event (an action or an observation)."""
-    return "source" in obj and ("action" in obj or "observation" in obj)
+    """Whether a record is an OpenHands event (an action or an observation, or an
+    agent SDK event named by its ``kind``)."""
+    return is_sdk_event(obj) or ("source" in obj and ("action" in obj or "observation" in obj))
 
 
 def _call_id(event: dict[str, Any], linked: dict[int, str]) -> str:
@@ -48,7 +51,11 @@ def read_openhands(events: list[dict[str, Any]], unread: Unread) -> list[dict[st
     out: list[dict[str, Any]] = []
     linked: dict[int, str] = {}  # action event id -> its tool call id
     last_response: Any = None  # the model response the last tool call came from
+    sdk_state: dict[str, Any] = {}
     for event in events:
+        if is_sdk_event(event):
+            add_sdk_event(out, event, sdk_state, unread)
+            continue
         action, args = event.get("action"), event.get("args") or {}
         if action in _BOOKKEEPING or event.get("observation") in _BOOKKEEPING:
             continue
