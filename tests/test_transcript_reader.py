@@ -283,3 +283,24 @@ def test_openhands_agent_sdk_events() -> None:
         ("result", "toolu_02", "The path /repo/parser.py does not exist.", True),
     ]
     assert item.messages[-1].text == ANSWER and not got.unread
+
+
+def test_a_top_level_system_is_not_doubled_and_instructions_may_be_items() -> None:
+    turns = [{"role": "system", "content": "Own."}, {"role": "user", "content": "Hi"},
+             {"role": "assistant", "content": "Hello"}]  # fmt: skip
+    assert [m.text for m in _item({"system": "Top.", "messages": turns}).messages] == [
+        "Own.", "Hi", "Hello",
+    ]  # fmt: skip
+    assert [m.text for m in _item({"system": "Top.", "messages": turns[1:]}).messages] == [
+        "Top.", "Hi", "Hello",
+    ]  # fmt: skip
+    instructions = [{"type": "message", "role": "developer", "content": "Be brief."}]
+    said = {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "Hello"}],
+    }
+    row = {"instructions": instructions, "input": "Hi", "output": [said]}
+    assert [(m.role, m.text) for m in _item(row).messages] == [
+        ("developer", "Be brief."), ("user", "Hi"), ("assistant", "Hello"),
+    ]  # fmt: skip

@@ -118,7 +118,7 @@ def _unwrap(obj: dict[str, Any]) -> list[Any]:
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):
         return [choices[0].get("message")]
     if isinstance(obj.get("messages"), list):
-        return [*_system(obj), *obj["messages"]]
+        return _with_system(obj, obj["messages"])
     if "input" in obj or isinstance(obj.get("output"), list):
         return _responses_records(obj)
     if obj.get("type") == "message" and isinstance(obj.get("content"), list):
@@ -128,13 +128,23 @@ def _unwrap(obj: dict[str, Any]) -> list[Any]:
 
 def _system(row: dict[str, Any], key: str = "system") -> list[dict[str, Any]]:
     """The system turn an Anthropic request (``system``: text or text blocks) or a
-    Responses request (``instructions``) gives at the top level."""
+    Responses request (``instructions``: text, or input items) gives at the top level."""
     system = row.get(key)
     if isinstance(system, list) and all(isinstance(b, dict) and "text" in b for b in system):
         system = text_of(system)
+    elif isinstance(system, list) and key == "instructions":
+        return [r for r in system if isinstance(r, dict)]
     if not isinstance(system, str) or not system:
         return []
     return [new_message("system", system)]
+
+
+def _with_system(row: dict[str, Any], records: list[Any]) -> list[Any]:
+    """The records after the row's top-level system turn, unless they open with one."""
+    first = records[0] if records else None
+    if isinstance(first, dict) and str(first.get("role", "")).lower() in ("system", "developer"):
+        return records
+    return [*_system(row), *records]
 
 
 def _responses_records(row: dict[str, Any]) -> list[Any]:
@@ -173,7 +183,7 @@ def read_transcript(row: dict[str, Any], messages_field: str | None = None) -> T
     if messages_field is not None:
         if messages_field not in row:
             raise ValueError(f'missing field "{messages_field}"; found {sorted(row)}')
-        records = [*_system(row), *_listed(row[messages_field], messages_field, "user")]
+        records = _with_system(row, _listed(row[messages_field], messages_field, "user"))
         used = {messages_field, "system"} if "system" in row else {messages_field}
         return Transcript(read_messages(records, unread), used, unread=unread)
     if is_inspect_sample(row):
@@ -198,7 +208,7 @@ def read_transcript(row: dict[str, Any], messages_field: str | None = None) -> T
         return Transcript(read_messages(_responses_records(row), unread), used, unread=unread)
     for key in MESSAGE_FIELDS:
         if key in row and row[key] is not None:
-            records = [*_system(row), *_listed(row[key], key, "user")]
+            records = _with_system(row, _listed(row[key], key, "user"))
             used = {key} | ({"system"} & set(row) if key == "messages" else set())
             return Transcript(read_messages(records, unread), used, unread=unread)
     prompt = next((k for k in _PROMPT_FIELDS if row.get(k) is not None), None)
