@@ -304,3 +304,12 @@ def test_a_top_level_system_is_not_doubled_and_instructions_may_be_items() -> No
     assert [(m.role, m.text) for m in _item(row).messages] == [
         ("developer", "Be brief."), ("user", "Hi"), ("assistant", "Hello"),
     ]  # fmt: skip
+
+
+def test_input_and_output_texts_are_a_prompt_and_its_completion() -> None:
+    row = {"input": "How do I stop a job?", "output": "Use kill.", "system": "Be brief."}
+    read = read_transcript(row)
+    assert [(m["role"], m["content"]) for m in read.messages] == [
+        ("system", "Be brief."), ("user", "How do I stop a job?"), ("assistant", "Use kill."),
+    ]  # fmt: skip
+    assert read.used == {"input", "output", "system"}

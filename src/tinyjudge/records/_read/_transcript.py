@@ -27,8 +27,9 @@ __all__ = ["Transcript", "read_transcript", "read_messages", "is_message_record"
 MESSAGE_FIELDS = ("messages", "conversations", "conversation", "chat", "dialog", "turns")
 # A prompt/completion pair (TRL's format, plain or conversational) also makes a transcript,
 # and so does a logged request and its response (a request body, a ChatCompletion dump).
-_PROMPT_FIELDS = ("prompt", "request")
-_COMPLETION_FIELDS = ("completion", "response")
+# A plain ``input`` + ``output`` pair of texts too (a Responses pair holds lists).
+_PROMPT_FIELDS = ("prompt", "request", "input")
+_COMPLETION_FIELDS = ("completion", "response", "output")
 
 
 @dataclass
@@ -58,7 +59,7 @@ def is_message_record(obj: Any) -> bool:
         return False
     if is_langchain(obj) or is_responses_item(obj) or is_openhands_event(obj):
         return True
-    holds = (*MESSAGE_FIELDS, *_PROMPT_FIELDS, *_COMPLETION_FIELDS, "history", "input", "output")
+    holds = (*MESSAGE_FIELDS, *_PROMPT_FIELDS, *_COMPLETION_FIELDS, "history")
     return ("role" in obj or "from" in obj) and not any(k in obj for k in holds)
 
 
@@ -147,6 +148,11 @@ def _with_system(row: dict[str, Any], records: list[Any]) -> list[Any]:
     return [*_system(row), *records]
 
 
+def _system_used(row: dict[str, Any]) -> set[str]:
+    """``{"system"}`` when the row's top-level system is read as its system turn."""
+    return {"system"} if _system(row) else set()
+
+
 def _responses_records(row: dict[str, Any]) -> list[Any]:
     given = row.get("input")
     records = [*_system(row, "instructions")]
@@ -184,7 +190,7 @@ def read_transcript(row: dict[str, Any], messages_field: str | None = None) -> T
         if messages_field not in row:
             raise ValueError(f'missing field "{messages_field}"; found {sorted(row)}')
         records = _with_system(row, _listed(row[messages_field], messages_field, "user"))
-        used = {messages_field, "system"} if "system" in row else {messages_field}
+        used = {messages_field} | _system_used(row)
         return Transcript(read_messages(records, unread), used, unread=unread)
     if is_inspect_sample(row):
         sample = resolve_attachments(row)
@@ -209,7 +215,7 @@ def read_transcript(row: dict[str, Any], messages_field: str | None = None) -> T
     for key in MESSAGE_FIELDS:
         if key in row and row[key] is not None:
             records = _with_system(row, _listed(row[key], key, "user"))
-            used = {key} | ({"system"} & set(row) if key == "messages" else set())
+            used = {key} | _system_used(row)
             return Transcript(read_messages(records, unread), used, unread=unread)
     prompt = next((k for k in _PROMPT_FIELDS if row.get(k) is not None), None)
     completion = next((k for k in _COMPLETION_FIELDS if row.get(k) is not None), None)
@@ -218,7 +224,8 @@ def read_transcript(row: dict[str, Any], messages_field: str | None = None) -> T
             *_listed(row[prompt], prompt, "user"),
             *_listed(row[completion], completion, "assistant"),
         ]
-        return Transcript(read_messages(records, unread), {prompt, completion}, unread=unread)
+        used = {prompt, completion} | _system_used(row)
+        return Transcript(read_messages(_with_system(row, records), unread), used, unread=unread)
     if row.get("type") == "message" and isinstance(row.get("content"), list):
         return Transcript(read_messages(_unwrap(row), unread), set(row) - {"id"}, unread=unread)
     raise ValueError(
