@@ -48,7 +48,9 @@ def _reading(item: Item) -> list[str]:
 
 def command(
     path: Path = typer.Argument(
-        ..., help="a .jsonl, .json, .csv, .parquet file, or a `datasets` save_to_disk folder"
+        ...,
+        help="a .jsonl, .json, .csv, .parquet, Inspect .eval or SWE-agent .traj file, or a "
+        "folder (of such files, or a `datasets` save_to_disk folder)",
     ),
     out_dir: Path = typer.Option(
         None, "--out", help="writes OUT/items.jsonl (and OUT/labels.jsonl with labels)"
