@@ -313,3 +313,44 @@ def test_input_and_output_texts_are_a_prompt_and_its_completion() -> None:
         ("system", "Be brief."), ("user", "How do I stop a job?"), ("assistant", "Use kill."),
     ]  # fmt: skip
     assert read.used == {"input", "output", "system"}
+
+
+@pytest.mark.parametrize(
+    ("row", "roles", "unread"),
+    [
+        ({"events": [{"source": "agent", "action": {"kind": "x"}, "args": "x"}]}, [],
+         {'OpenHands event "with an object for its action or observation"': 1}),
+        ({"messages": [{"type": "ai", "data": {"content": "x", "tool_calls": 1.5}}]},
+         ["assistant"], {}),
+        ({"input": [{"type": "reasoning", "summary": 5}], "output": [{"type": "message"}]},
+         ["assistant"], {}),
+        ({"messages": [{"role": "assistant", "content": [{"type": {"a": 1}}]}]},
+         ["assistant"], {"content part \"{'a': 1}\"": 1}),
+        ({"id": 1, "epoch": 1, "input": "q", "scores": [1], "messages": [{"role": "user"}]},
+         ["user"], {}),
+        ({"events": [{"kind": "ActionEvent", "source": "agent", "action": "x", "tool_call": 3}]},
+         ["assistant"], {}),
+    ],
+    ids=["openhands-object-action", "langchain-calls-number", "responses-summary-number",
+         "block-type-object", "inspect-scores-list", "sdk-action-text"],
+)  # fmt: skip
+def test_fields_of_types_no_framework_writes_are_read_as_far_as_they_go(
+    row: dict, roles: list[str], unread: dict
+) -> None:
+    """Such a row is read as far as it goes and what was not understood is named: never a
+    TypeError or AttributeError (a traceback at ``import chat``, a 500 at the server)."""
+    read = read_transcript(row)
+    assert [m["role"] for m in read.messages] == roles
+    assert dict(read.unread) == unread
+
+
+def test_a_record_that_breaks_a_reader_is_refused_in_one_line(tmp_path: Path) -> None:
+    """Whatever a reader trips on comes back as one ValueError (``file:line`` at import)."""
+    call = {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"}
+    row = {"id": "odd", "messages": [[1], call]}
+    with pytest.raises(ValueError, match=r"^a record of an unexpected shape \(AttributeError"):
+        read_transcript(row)
+    path = tmp_path / "odd.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    with pytest.raises(ValueError, match=r"odd\.jsonl:1: a record of an unexpected shape"):
+        import_chat(path)

@@ -57,7 +57,7 @@ def has_blocks(content: Any) -> bool:
         return False
     if not all(isinstance(b, str) or (isinstance(b, dict) and "type" in b) for b in content):
         return False  # a tool's JSON result given as a list, not content parts
-    return any(isinstance(b, dict) and b["type"] not in PLAIN_PARTS for b in content)
+    return any(isinstance(b, dict) and str(b["type"]) not in PLAIN_PARTS for b in content)
 
 
 def block_text(block: dict[str, Any], unread: Unread) -> str:

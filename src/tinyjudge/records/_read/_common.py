@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from typing import Any
 
-__all__ = ["Unread", "json_text", "text_of", "new_message", "tool_call"]
+__all__ = ["Unread", "json_text", "text_of", "new_message", "tool_call", "dicts", "fields"]
 
 
 class Unread(Counter[str]):
@@ -53,3 +53,13 @@ def tool_call(call_id: Any, name: Any, arguments: Any, kind: str = "function") -
     """A tool call in the OpenAI shape; arguments given as an object become JSON text."""
     function = {"name": name or "", "arguments": json_text(arguments)}
     return {"id": call_id, "type": kind, "function": function}
+
+
+def dicts(value: Any) -> list[dict[str, Any]]:
+    """The objects of a list (anything else: none), for fields other tools fill loosely."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def fields(value: Any) -> dict[str, Any]:
+    """An object's fields (anything else: none)."""
+    return value if isinstance(value, dict) else {}

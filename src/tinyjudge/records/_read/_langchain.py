@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._blocks import has_blocks, read_blocks
-from ._common import Unread, new_message, tool_call
+from ._common import Unread, dicts, fields, new_message, tool_call
 
 __all__ = ["is_langchain", "read_langchain"]
 
@@ -53,15 +53,13 @@ def read_langchain(obj: dict[str, Any], unread: Unread) -> list[dict[str, Any]]:
     assert unpacked is not None
     kind, data = unpacked
     role = str(data.get("role", "user")) if kind == "chat" else _ROLES[kind]
-    kwargs = data.get("additional_kwargs") or {}
+    kwargs = fields(data.get("additional_kwargs"))
     calls = [
-        tool_call(c.get("id"), c.get("name"), c.get("args"))
-        for c in data.get("tool_calls") or []
-        if isinstance(c, dict)
+        tool_call(c.get("id"), c.get("name"), c.get("args")) for c in dicts(data.get("tool_calls"))
     ]
-    for bad in data.get("invalid_tool_calls") or []:  # a call the model wrote unparseably
+    for bad in dicts(data.get("invalid_tool_calls")):  # a call the model wrote unparseably
         calls.append(tool_call(bad.get("id"), bad.get("name"), bad.get("args")))
-    fields: dict[str, Any] = {
+    said: dict[str, Any] = {
         "name": data.get("name") if role != "tool" else None,
         "tool_call_id": data.get("tool_call_id"),
         "is_error": True if data.get("status") == "error" else None,
@@ -72,10 +70,10 @@ def read_langchain(obj: dict[str, Any], unread: Unread) -> list[dict[str, Any]]:
     content = data.get("content")
     if has_blocks(content):
         read = read_blocks({"role": role, "content": content, "tool_calls": calls}, unread)
-        for key, value in fields.items():
+        for key, value in said.items():
             if value is not None:
                 read[0].setdefault(key, value)
         return read
     if isinstance(content, list):
-        return [new_message(role, None, **fields, tool_calls=calls) | {"content": content}]
-    return [new_message(role, content if content != "" else None, **fields, tool_calls=calls)]
+        return [new_message(role, None, **said, tool_calls=calls) | {"content": content}]
+    return [new_message(role, content if content != "" else None, **said, tool_calls=calls)]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import Unread, new_message, tool_call
+from ._common import Unread, fields, new_message, tool_call
 from ._openhands_sdk import add_sdk_event, is_sdk_event
 
 __all__ = ["is_openhands_event", "read_openhands"]
@@ -39,8 +39,8 @@ def is_openhands_event(obj: dict[str, Any]) -> bool:
 
 
 def _call_id(event: dict[str, Any], linked: dict[int, str]) -> str:
-    meta = event.get("tool_call_metadata") or {}
-    if isinstance(meta, dict) and meta.get("tool_call_id"):
+    meta = fields(event.get("tool_call_metadata"))
+    if meta.get("tool_call_id"):
         return str(meta["tool_call_id"])
     cause = event.get("cause")
     return linked.get(cause, f"event_{cause}") if cause is not None else f"event_{event.get('id')}"
@@ -56,7 +56,10 @@ def read_openhands(events: list[dict[str, Any]], unread: Unread) -> list[dict[st
         if is_sdk_event(event):
             add_sdk_event(out, event, sdk_state, unread)
             continue
-        action, args = event.get("action"), event.get("args") or {}
+        action, args = event.get("action"), fields(event.get("args"))
+        if isinstance(action, dict | list) or isinstance(event.get("observation"), dict | list):
+            unread.note("OpenHands event", "with an object for its action or observation")
+            continue
         if action in _BOOKKEEPING or event.get("observation") in _BOOKKEEPING:
             continue
         if action is not None:
@@ -70,11 +73,11 @@ def read_openhands(events: list[dict[str, Any]], unread: Unread) -> list[dict[st
                 final = args.get("final_thought") or args.get("message") or args.get("thought")
                 out.append(new_message("assistant", final or event.get("message")))
             elif event.get("source") == "agent":
-                meta = event.get("tool_call_metadata") or {}
-                name = meta.get("function_name") if isinstance(meta, dict) else None
+                meta = fields(event.get("tool_call_metadata"))
+                name = meta.get("function_name")
                 call_id = _call_id(event, linked)
                 linked[event.get("id", -1)] = call_id
-                response = (meta.get("model_response") or {}).get("id") if meta else None
+                response = fields(meta.get("model_response")).get("id")
                 arguments = {k: v for k, v in args.items() if k not in _STEERING}
                 call = tool_call(call_id, name or str(action), arguments)
                 tail = out[-1] if out else None

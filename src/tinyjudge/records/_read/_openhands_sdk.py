@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._chat import read_chat_message
-from ._common import Unread, json_text, new_message, text_of, tool_call
+from ._common import Unread, fields, json_text, new_message, text_of, tool_call
 
 __all__ = ["is_sdk_event", "add_sdk_event"]
 
@@ -62,13 +62,18 @@ def add_sdk_event(
         given: dict[str, Any] = (
             event["tool_call"] if isinstance(event.get("tool_call"), dict) else {}
         )
-        action = {k: v for k, v in (event.get("action") or {}).items() if k != "kind"}
+        action = {k: v for k, v in fields(event.get("action")).items() if k != "kind"}
         call_id = given.get("id") or event.get("tool_call_id") or f"event_{event.get('id')}"
         name = given.get("name") or event.get("tool_name")
         call = tool_call(call_id, name, given.get("arguments", action))
         response = event.get("llm_response_id")
         tail = out[-1] if out else None
-        if tail and tail["role"] == "assistant" and response and response == state.get("response"):
+        if (
+            tail
+            and tail.get("role") == "assistant"
+            and response
+            and response == state.get("response")
+        ):
             tail.setdefault("tool_calls", []).append(call)
         else:
             thought = text_of(event.get("thought") or "") or None

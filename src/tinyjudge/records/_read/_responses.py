@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._blocks import read_blocks, result_text
-from ._common import Unread, json_text, new_message, text_of, tool_call
+from ._common import Unread, dicts, json_text, new_message, text_of, tool_call
 
 __all__ = ["RESPONSES_ITEMS", "is_responses_item", "add_responses_item"]
 
@@ -65,7 +65,7 @@ def is_responses_item(obj: dict[str, Any]) -> bool:
 def _open_assistant(out: list[dict[str, Any]], *, for_text: bool) -> dict[str, Any]:
     """The assistant turn an item belongs to: the last one, while nothing followed it."""
     last = out[-1] if out else None
-    if last is not None and last["role"] == "assistant":
+    if last is not None and last.get("role") == "assistant":
         if not for_text or (last.get("content") is None and not last.get("tool_calls")):
             return last
     turn = new_message("assistant")
@@ -100,8 +100,8 @@ def add_responses_item(out: list[dict[str, Any]], item: dict[str, Any], unread: 
                 turn["tool_calls"] = [*turn.get("tool_calls", []), *first["tool_calls"]]
         out.extend(read)
     elif kind == "reasoning":
-        summary = text_of([s for s in item.get("summary") or [] if isinstance(s, dict)])
-        thought = summary or text_of([c for c in item.get("content") or [] if isinstance(c, dict)])
+        summary = text_of(dicts(item.get("summary")))
+        thought = summary or text_of(dicts(item.get("content")))
         turn = _open_assistant(out, for_text=True)
         turn["reasoning"] = "\n".join(t for t in (turn.get("reasoning"), thought) if t) or None
     elif kind in _CALLS:

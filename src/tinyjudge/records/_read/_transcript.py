@@ -10,12 +10,14 @@ messages may mix the record shapes :func:`read_messages` knows.
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ._chat import read_chat_message
-from ._common import Unread, new_message, text_of
+from ._common import Unread, fields, new_message, text_of
 from ._inspect import INSPECT_SAMPLE_FIELDS, input_text, is_inspect_sample, resolve_attachments
 from ._langchain import is_langchain, read_langchain
 from ._openhands import is_openhands_event, read_openhands
@@ -63,6 +65,24 @@ def is_message_record(obj: Any) -> bool:
     return ("role" in obj or "from" in obj) and not any(k in obj for k in holds)
 
 
+_R = TypeVar("_R")
+
+
+def _shape_errors_as_value_errors(read: Callable[..., _R]) -> Callable[..., _R]:
+    """A record whose fields hold types no framework writes (a number where a list of
+    blocks goes) is refused in one line, as a ``ValueError``, never a traceback."""
+
+    @functools.wraps(read)
+    def reading(*args: Any, **kwargs: Any) -> _R:
+        try:
+            return read(*args, **kwargs)
+        except (TypeError, AttributeError, KeyError, IndexError) as e:
+            raise ValueError(f"a record of an unexpected shape ({type(e).__name__}: {e})") from None
+
+    return reading
+
+
+@_shape_errors_as_value_errors
 def read_messages(records: list[Any], unread: Unread) -> list[dict[str, Any]]:
     """A list of message records of any known shape, as OpenAI chat messages.
 
@@ -173,6 +193,7 @@ def _is_responses_row(row: dict[str, Any]) -> bool:
     )
 
 
+@_shape_errors_as_value_errors
 def read_transcript(row: dict[str, Any], messages_field: str | None = None) -> Transcript:
     """The transcript one row holds, whichever framework wrote it.
 
@@ -200,7 +221,7 @@ def read_transcript(row: dict[str, Any], messages_field: str | None = None) -> T
             read_messages(sample["messages"], unread),
             used,
             meta,
-            dict(sample.get("scores") or {}),
+            fields(sample.get("scores")),
             unread,
         )
     if isinstance(row.get("history"), list):  # SWE-agent (.traj), OpenHands output
