@@ -294,3 +294,27 @@ def test_the_minimal_rows_in_the_formats_doc_read_as_it_says(tmp_path: Path) -> 
     assert failed == [True, False, True, False, True, True]
     assert got.items[0].messages[0].text == "You are a coding agent."
     assert got.items[1].messages[0].text == "You are a coding agent."
+
+
+@pytest.mark.parametrize(
+    ("members", "match"),
+    [
+        ({"header.json": "[1]"}, r"header\.json: not an Inspect AI log header"),
+        ({"header.json": '{"eval": {"config": {"epochs": "two"}}}'}, r"no samples in it"),
+        ({"header.json": "{}", "samples/1_epoch_1.json": "{oops"}, r"unreadable member"),
+        ({"readme.txt": "hi"}, r"not an Inspect AI \.eval file \(no header\.json\)"),
+    ],
+    ids=["header-not-object", "no-samples", "bad-sample-json", "no-header"],
+)
+def test_broken_eval_files_are_one_line(tmp_path: Path, members: dict, match: str) -> None:
+    import zipfile
+
+    path = tmp_path / "broken.eval"
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in members.items():
+            z.writestr(name, text)
+    with pytest.raises(DataError, match=match):
+        import_chat(path)
+    (tmp_path / "notzip.eval").write_text("plain text")
+    with pytest.raises(DataError, match=r"not an Inspect AI \.eval file \(not a zip\)"):
+        import_chat(tmp_path / "notzip.eval")

@@ -68,8 +68,12 @@ def eval_zip_rows(path: Path) -> Iterator[tuple[str, int, dict[str, Any]]]:
         if header_name is None:
             raise DataError(str(path), None, "not an Inspect AI .eval file (no header.json)")
         header = _zip_json(archive, header_name, path)
-        sample_names = [n for n in names if n.startswith("samples/") and n.endswith(".json")]
-        samples = [_zip_json(archive, n, path) for n in sample_names]
+        found = [n for n in names if n.startswith("samples/") and n.endswith(".json")]
+        read = [(n, _zip_json(archive, n, path)) for n in found]
+    pairs = [(n, s) for n, s in read if isinstance(s, dict)]
+    sample_names, samples = [n for n, _ in pairs], [s for _, s in pairs]
+    if not isinstance(header, dict):
+        raise DataError(f"{path}/{header_name}", None, "not an Inspect AI log header (no object)")
     if not samples:
         raise DataError(str(path), None, "an Inspect AI log with no samples in it")
     for name, row in zip(sample_names, sample_rows(header, samples), strict=True):

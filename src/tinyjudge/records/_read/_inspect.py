@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .._messages import content_text
-from ._common import json_text
+from ._common import fields, json_text
 
 __all__ = [
     "INSPECT_SAMPLE_FIELDS",
@@ -72,14 +72,17 @@ def resolve_attachments(sample: dict[str, Any]) -> dict[str, Any]:
     return {k: put_back(v) if k in ("messages", "input") else v for k, v in sample.items()}
 
 
+def _count(value: Any) -> int:
+    """A count the log gives (an epoch, the epochs run); 1 when it gives none."""
+    return value if isinstance(value, int) and value > 0 else 1
+
+
 def sample_rows(header: dict[str, Any], samples: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     """Rows of a log's samples: the id is the sample's (``<id>:<epoch>`` when the log
     ran more than one epoch), and the run's task and model join each row's fields."""
-    spec = header.get("eval") or {}
-    epochs = max(
-        [int(s.get("epoch") or 1) for s in samples]
-        + [int((spec.get("config") or {}).get("epochs") or 1)]
-    )
+    spec = fields(header.get("eval"))
+    config = fields(spec.get("config"))
+    epochs = max([_count(s.get("epoch")) for s in samples] + [_count(config.get("epochs"))])
     run = {"task": spec.get("task"), "model": spec.get("model"), "eval_id": spec.get("eval_id")}
     for sample in samples:
         sample_id = sample.get("id")
