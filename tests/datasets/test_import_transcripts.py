@@ -318,3 +318,46 @@ def test_broken_eval_files_are_one_line(tmp_path: Path, members: dict, match: st
     (tmp_path / "notzip.eval").write_text("plain text")
     with pytest.raises(DataError, match=r"not an Inspect AI \.eval file \(not a zip\)"):
         import_chat(tmp_path / "notzip.eval")
+
+
+def _claude_code_session(session: str) -> list[dict]:
+    """A Claude Code session log's lines, as it writes them: a reply of two blocks on two
+    lines sharing the message id, the tool result in a user line, a summary line."""
+    base = {"sessionId": session, "cwd": "/repo", "version": "2.0.0", "userType": "external"}
+
+    def reply(msg_id: str, *blocks: dict) -> list[dict]:
+        return [
+            {**base, "type": "assistant", "uuid": f"{msg_id}-{k}", "message": {
+                "id": msg_id, "type": "message", "role": "assistant", "model": "claude",
+                "content": [block], "stop_reason": None, "usage": {"input_tokens": 1}}}
+            for k, block in enumerate(blocks)
+        ]  # fmt: skip
+
+    call = {"type": "tool_use", "id": "toolu_7", "name": "Bash", "input": {"command": "pytest"}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_7", "content": RESULT, "is_error": True}
+    return [
+        {**base, "type": "summary", "summary": "Fixing the parser"},
+        {**base, "type": "user", "uuid": "u1", "message": {"role": "user", "content": PUSH}},
+        *reply("msg_1", {"type": "text", "text": "Running the tests."}, call),
+        {
+            **base,
+            "type": "user",
+            "uuid": "u2",
+            "message": {"role": "user", "content": [result]},
+            "toolUseResult": {"stdout": RESULT, "stderr": ""},
+        },  # fmt: skip
+        *reply("msg_2", {"type": "text", "text": ANSWER}),
+    ]
+
+
+def test_claude_code_session_logs_one_item_per_session(tmp_path: Path) -> None:
+    lines = [*_claude_code_session("s-1"), *_claude_code_session("s-2")]
+    got = import_chat(_jsonl(tmp_path / "session.jsonl", lines))
+    assert [it.id for it in got.items] == ["s-1", "s-2"]
+    assert _shape(got.items[0]) == [
+        ("user", PUSH, [], None, None),
+        ("assistant", "Running the tests.", ["Bash"], None, None),
+        ("tool", RESULT, [], "toolu_7", True),
+        ("assistant", ANSWER, [], None, None),
+    ]
+    assert got.items[0].metadata["sessionId"] == "s-1" and not got.unread

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from tinyjudge.errors import DataError, TinyjudgeError
 from tinyjudge.records import MESSAGE_FIELDS, Item, Label, canonical, read_transcript
-from tinyjudge.records._read import is_openhands_event
+from tinyjudge.records._read import is_claude_code_event, is_openhands_event
 
 from ._common import Imported
 from ._rows import Row, jsonable, read_rows
@@ -133,36 +133,44 @@ def import_chat(
 
 
 def _event_streams(rows: Iterator[Row]) -> Iterator[Row]:
-    """Rows, with a run of OpenHands events (a JSONL of events, or a folder of one event
-    per file as OpenHands saves a session) joined into one row, its events in id order."""
+    """Rows, with each run of one stream's events joined into one row: OpenHands events (a
+    JSONL of events, or a folder of one event per file as OpenHands saves a session; in id
+    order) and the lines of a Claude Code session log (one row per ``sessionId``)."""
     run: list[Row] = []
 
     def joined() -> Row:
-        events = sorted((r.data for r in run), key=lambda e: _event_order(e.get("id")))
-        return Row(run[0].where, run[0].line, {"events": events})
+        data = [r.data for r in run]
+        if is_openhands_event(data[0]):
+            return Row(run[0].where, run[0].line, {"events": sorted(data, key=_event_order)})
+        session = data[0].get("sessionId")
+        return Row(run[0].where, run[0].line, {"id": session, "sessionId": session, "events": data})
 
     for row in rows:
-        if is_openhands_event(row.data):
-            if run and _stream_of(run[0]) != _stream_of(row):
-                yield joined()
-                run = []
-            run.append(row)
-            continue
-        if run:
+        key = _stream_of(row)
+        if run and key != _stream_of(run[0]):
             yield joined()
             run = []
-        yield row
+        if key is None:
+            yield row
+        else:
+            run.append(row)
     if run:
         yield joined()
 
 
-def _stream_of(row: Row) -> str:
-    """The file a row came from, or its folder when the folder holds one event per file."""
+def _stream_of(row: Row) -> str | None:
+    """Which event stream a row belongs to (None: a row of its own): the Claude Code
+    session, or the file of OpenHands events (its folder, for one event per file)."""
+    if is_claude_code_event(row.data):
+        return f"claude code session {row.data.get('sessionId')}"
+    if not is_openhands_event(row.data):
+        return None
     path = Path(row.where)
     return str(path.parent) if path.stem.isdigit() else row.where
 
 
-def _event_order(event_id: Any) -> tuple[int, Any]:
+def _event_order(event: dict[str, Any]) -> tuple[int, Any]:
+    event_id = event.get("id")
     return (0, event_id) if isinstance(event_id, int) else (1, str(event_id))
 
 

@@ -9,6 +9,7 @@ OpenAI chat messages and their near relatives (Inspect's, SWE-agent's) in
 """
 
 from ._canonical import DEFAULT_SYSTEM_PROMPTS, canonical
+from ._claude_code import is_claude_code_event
 from ._common import Unread
 from ._inspect import is_eval_log, sample_rows
 from ._openhands import is_openhands_event
@@ -31,5 +32,6 @@ __all__ = [
     "is_eval_log",
     "is_openhands_event",
     "is_message_record",
+    "is_claude_code_event",
     "sample_rows",
 ]

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ._chat import read_chat_message
+from ._claude_code import is_claude_code_event, session_messages
 from ._common import Unread, fields, new_message, text_of
 from ._inspect import INSPECT_SAMPLE_FIELDS, input_text, is_inspect_sample, resolve_attachments
 from ._langchain import is_langchain, read_langchain
@@ -61,6 +62,8 @@ def is_message_record(obj: Any) -> bool:
         return False
     if is_langchain(obj) or is_responses_item(obj) or is_openhands_event(obj):
         return True
+    if is_claude_code_event(obj):
+        return True
     holds = (*MESSAGE_FIELDS, *_PROMPT_FIELDS, *_COMPLETION_FIELDS, "history")
     return ("role" in obj or "from" in obj) and not any(k in obj for k in holds)
 
@@ -94,6 +97,8 @@ def read_messages(records: list[Any], unread: Unread) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if records and all(isinstance(r, dict) and is_openhands_event(r) for r in records):
         return read_openhands(records, unread)
+    if records and all(is_claude_code_event(r) for r in records):
+        records = session_messages(records)
     for record in records:
         if not isinstance(record, dict):
             out.append(record)  # left for Message to refuse, naming it
