@@ -20,11 +20,9 @@ _BOOKKEEPING = frozenset({"summary", "system", "file-history-snapshot", "queue-o
 
 def is_claude_code_event(obj: Any) -> bool:
     """Whether a record is one line of a Claude Code session log."""
-    return (
-        isinstance(obj, dict)
-        and "sessionId" in obj
-        and (obj.get("type") in _BOOKKEEPING or (obj.get("type") in _TURNS and "message" in obj))
-    )
+    if not isinstance(obj, dict) or "sessionId" not in obj or not isinstance(obj.get("type"), str):
+        return False
+    return obj["type"] in _BOOKKEEPING or (obj["type"] in _TURNS and "message" in obj)
 
 
 def session_messages(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
