@@ -99,10 +99,15 @@ def main() -> None:
     ap.add_argument("--tier", required=True, choices=["linear", "probe", "encoder"])
     ap.add_argument("--model-dir", help="encoder tier: a trained model directory")
     ap.add_argument("--n-encoder", type=int, default=256, help="items timed per runtime")
+    ap.add_argument("--smoke", action="store_true", help="200 items (the smoke test)")
+    ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
 
     load0 = os.getloadavg()[0]
     data = run_import("xstest", Path(args.data))
+    if args.smoke:
+        data.items = data.items[:200]  # the labels of the others are left out by training_set
+        args.n_encoder = min(args.n_encoder, 16)
     ts = training_set(data.items, data.labels, "judge:gpt-4", "compliance")
     result: dict = {"tier": args.tier, "n_items": len(data.items), "batch": 32}
     if args.tier in ("linear", "probe"):
@@ -195,10 +200,10 @@ def main() -> None:
     result["cpus"] = os.cpu_count()
     result["command"] = " ".join([".venv/bin/python", *sys.argv])
     print(json.dumps(result, indent=2))
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    saved = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    saved = json.loads(args.out.read_text()) if args.out.exists() else {}
     saved[args.tier] = result
-    RESULTS.write_text(json.dumps(saved, indent=2) + "\n")
+    args.out.write_text(json.dumps(saved, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from tinyjudge._atomic import atomic_writer
 from tinyjudge._digest import MODEL_META_FILE, content_sha256
+from tinyjudge._people_items import PEOPLE_KEY, people_digest
 from tinyjudge.calibrate._calibrators import CALIBRATORS, BaseCalibrator
 from tinyjudge.errors import DataError, TinyjudgeError
 from tinyjudge.records import Label
@@ -62,8 +64,16 @@ def is_one_hot(P: Any) -> bool:
     return bool(arr.size) and bool(np.all(np.isclose(arr.max(axis=1), 1.0)))
 
 
-def save_calibrator(cal: BaseCalibrator, model_dir: str | os.PathLike[str]) -> Path:
+def save_calibrator(
+    cal: BaseCalibrator,
+    model_dir: str | os.PathLike[str],
+    people_items: Sequence[str] = (),
+) -> Path:
     """Write ``MODEL_DIR/calibration.json``: method, classes and fitted parameters (no pickle).
+
+    ``people_items`` (the items whose people labels it was fitted on) are recorded
+    as a digest, so ``estimate`` and ``audit`` can refuse to measure the
+    calibrated model on those labels (see :mod:`tinyjudge._people_items`).
 
     Returns:
         The path written.
@@ -80,12 +90,12 @@ def save_calibrator(cal: BaseCalibrator, model_dir: str | os.PathLike[str]) -> P
     model = _model_sha256(Path(model_dir))
     if model is not None:
         state["model"] = model  # the weights (and classes) it was fitted to
+    if people_items:
+        state[PEOPLE_KEY] = people_digest(people_items)
     state["sha256"] = content_sha256(state)
     path = Path(model_dir) / CALIBRATION_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{CALIBRATION_FILE}.tmp")
-    tmp.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    with atomic_writer(path) as fh:
+        fh.write(json.dumps(state, indent=2) + "\n")
     return path
 
 

@@ -66,6 +66,8 @@ class Calibration:
         unscored: human labels left out because they were unscored.
         method: the calibrator's name.
         warning: why the method was not applied (or was kept although worse); None if fine.
+        item_ids: the items whose people labels it was fitted on (their digest goes
+            into ``calibration.json``, see :mod:`tinyjudge._people_items`).
     """
 
     calibrator: BaseCalibrator | None
@@ -75,6 +77,7 @@ class Calibration:
     unscored: int
     method: str
     warning: str | None = None
+    item_ids: tuple[str, ...] = ()
 
     @property
     def applied(self) -> bool:
@@ -163,12 +166,18 @@ def _fit(
     return make_calibrator(method, classes).fit(P, y), check, warning
 
 
-def _save(cal: BaseCalibrator | None, cf: CrossFitResult, out: Path, title: str) -> None:
+def _save(
+    cal: BaseCalibrator | None,
+    cf: CrossFitResult,
+    out: Path,
+    title: str,
+    people_items: Sequence[str] = (),
+) -> None:
     """Write ``calibration.json`` (removed when ``cal`` is None: none is applied) and the
     before/after reliability diagram."""
     out.mkdir(parents=True, exist_ok=True)
     if cal is not None:
-        save_calibrator(cal, out)
+        save_calibrator(cal, out, people_items=people_items)
     else:
         (out / CALIBRATION_FILE).unlink(missing_ok=True)
     reliability_diagram(
@@ -313,7 +322,7 @@ def calibrate_model(
     y = [targets[i] for i in ids]
     groups = _groups(ids, by_id, group_by)
     cal, check, warning = _fit(P, y, classes, groups, method, n_splits, n_boot, seed, if_worse)
-    return Calibration(cal, check.result, check, len(ids), unscored, method, warning)
+    return Calibration(cal, check.result, check, len(ids), unscored, method, warning, tuple(ids))
 
 
 def save_model_calibration(
@@ -349,7 +358,7 @@ def save_model_calibration(
             raise TinyjudgeError(f"--out {out} exists and is not empty; choose a new folder")
         shutil.copytree(model_dir, out, dirs_exist_ok=True)
     c = calibration
-    _save(c.calibrator, c.crossfit, out, f"{model_dir.name} against {human}")
+    _save(c.calibrator, c.crossfit, out, f"{model_dir.name} against {human}", c.item_ids)
     section = model_card_section(
         c.crossfit, human, n_splits, group_by, "calibration.png", c.check, applied=c.applied
     )
@@ -405,8 +414,9 @@ def calibrate_source(
     cal, check, warning = _fit(P, y, classes, groups, method, n_splits, n_boot, seed, if_worse)
     cf = check.result
     done = SourceCalibration(
-        cal, cf, check, len(ids), unscored, method, warning, source, human, classes
-    )
+        cal, cf, check, len(ids), unscored, method, warning,
+        source=source, human=human, classes=classes,
+    )  # fmt: skip
     if cal is None:
         return done
     held_out = dict(zip(ids, cf.after, strict=True))

@@ -30,7 +30,14 @@ __all__ = [
     "read_label_files",
     "format_interval",
     "refuse_writing_over_inputs",
+    "labels_to_keep",
+    "REPLACE_LABELS_HELP",
 ]
+
+REPLACE_LABELS_HELP = (
+    "drop the labels already in the labels file from other sources (people's from the "
+    "labelling page, a judge's); without it they are kept"
+)
 
 err = Console(stderr=True, highlight=False)
 out = Console(highlight=False)
@@ -148,3 +155,40 @@ def refuse_writing_over_inputs(
                 raise TinyjudgeError(
                     f"{option} {out_path} is also the {other} path; give each its own file"
                 )
+
+
+def labels_to_keep(path: Path, written: Sequence[Label], replace: bool) -> list[Label]:
+    """The labels an import must write back: those already in ``path`` from other sources.
+
+    An import owns the (source, rubric) pairs it writes; the rest of the file (the
+    ``human:`` labels the labelling page wrote there, say) is someone else's work.
+    Prints what is kept or, with ``replace`` (``--replace-labels``), what is dropped.
+
+    Raises:
+        TinyjudgeError: a line of ``path`` is not a label, so what it holds cannot be
+            kept; naming the line and ``--replace-labels``.
+    """
+    from collections import Counter
+
+    from tinyjudge.datasets.jsonl import labels_from_other_sources
+    from tinyjudge.errors import DataError
+
+    try:
+        others = labels_from_other_sources(path, written)
+    except DataError as e:
+        if replace:
+            out.print(f"  replaced {path} whole (--replace-labels)", markup=False, soft_wrap=True)
+            return []
+        raise TinyjudgeError(
+            f"{e}; the import keeps the labels already there from other sources and cannot "
+            "read this line: fix or remove it, or give --replace-labels to drop them all"
+        ) from None
+    if others:
+        counts = ", ".join(f"{s} {n}" for s, n in Counter(lab.source for lab in others).items())
+        did = "dropped (--replace-labels)" if replace else "kept"
+        out.print(
+            f"  {did} {len(others)} labels of other sources in {path}: {counts}",
+            markup=False,
+            soft_wrap=True,
+        )
+    return [] if replace else others

@@ -42,11 +42,12 @@ def command(
 ) -> None:
     """Distill a source's labels (and, with --human, people's) into a small reward model."""
     import logging
+    import warnings
 
     from rich.logging import RichHandler
 
     from tinyjudge.datasets.jsonl import read_items
-    from tinyjudge.distill import distill, parse_params
+    from tinyjudge.distill import SplitWarning, distill, parse_params
 
     # Training progress (epochs, loss) is logged by the encoder tier; show it live.
     progress_log = logging.getLogger("tinyjudge.distill")
@@ -54,7 +55,11 @@ def command(
     progress_log.addHandler(RichHandler(console=err, show_path=False, show_time=False))
     item_list, label_list = read_items(items), read_label_files(labels)
     rub = resolve_rubric(rubric)
-    with err.status(f"distilling {source} into a {tier} model..."):
+    with (
+        err.status(f"distilling {source} into a {tier} model..."),
+        warnings.catch_warnings(record=True) as caught,
+    ):
+        warnings.simplefilter("always", SplitWarning)
         result = distill(
             item_list,
             label_list,
@@ -71,6 +76,12 @@ def command(
             **parse_params(param),
         )
         result.model.save(out_dir)
+    for w in caught:
+        if isinstance(w.message, SplitWarning):
+            said = w.message.describe("--val-fraction", f"--group-by {w.message.key}")
+            err.print(f"warning: {said}", markup=False, soft_wrap=True)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     v = result.validation
     out.print(
         f"{result.model.name} ({tier}): trained on {result.n_train}, validated on {result.n_val}"

@@ -10,7 +10,7 @@ import typer
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item
 
-from ._io import err, out, resolve_rubric, store_rubric
+from ._io import REPLACE_LABELS_HELP, err, labels_to_keep, out, resolve_rubric, store_rubric
 
 if TYPE_CHECKING:
     from tinyjudge.datasets.importers import ChatImport
@@ -63,6 +63,7 @@ def command(
     rubric: str = typer.Option(None, "--rubric", help="the labels' rubric (name or .yaml path)"),
     source: str = typer.Option(None, "--source", help="the labels' source, e.g. human:final"),
     skip_bad: bool = typer.Option(False, "--skip-bad", help="report bad rows and go on"),
+    replace_labels: bool = typer.Option(False, "--replace-labels", help=REPLACE_LABELS_HELP),
     check: bool = typer.Option(
         False, "--check", help="print how the first rows are read, and write nothing"
     ),
@@ -71,12 +72,13 @@ def command(
 
     Read: OpenAI chat messages (SDK, vLLM, TRL), Anthropic Messages, OpenAI
     Responses items, Inspect AI logs (.eval, .json), SWE-agent .traj,
-    OpenHands event streams, LangChain messages_to_dict. Every other column
-    goes to the items' metadata. Rows without an id get one from their
-    content. A bad row (no messages, no assistant turn) stops the import
-    (file:line) and writes nothing, unless --skip-bad. With --rubric, an
-    Inspect AI sample's scores that are labels of it become labels
-    (scorer:<name>).
+    OpenHands event streams, LangChain messages_to_dict, Claude Code session
+    logs. Every other column goes to the items' metadata. Rows without an id
+    get one from their content. A bad row (no messages, no assistant turn)
+    stops the import (file:line) and writes nothing, unless --skip-bad. With
+    --rubric, an Inspect AI sample's scores that are labels of it become
+    labels (scorer:<name>). Labels already in OUT/labels.jsonl from other
+    sources stay, unless --replace-labels.
     """
     from tinyjudge._atomic import atomic_dir
     from tinyjudge.datasets.importers import import_chat
@@ -100,7 +102,8 @@ def command(
     with atomic_dir(out_dir, keep_others=True) as tmp:
         write_jsonl(tmp / "items.jsonl", got.items)
         if label_field is not None or got.labels:
-            write_jsonl(tmp / "labels.jsonl", got.labels)
+            kept = labels_to_keep(out_dir / "labels.jsonl", got.labels, replace_labels)
+            write_jsonl(tmp / "labels.jsonl", [*got.labels, *kept])
             if rub is not None:
                 store_rubric(rub, tmp)
     out.print(

@@ -23,6 +23,7 @@ from ._multi import fit_multi_rubric
 from ._onnx import ExportReport, export_onnx
 from ._ort import ort_session
 from ._probe import ProbeRM
+from ._split_checks import SplitWarning
 from ._text import View, item_views
 
 __all__ = [
@@ -53,6 +54,7 @@ __all__ = [
     "training_set",
     "TrainingSet",
     "grouped_split",
+    "SplitWarning",
     "group_keys",
     "data_hash",
     "item_views",

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from tinyjudge._atomic import atomic_writer
 from tinyjudge._digest import MODEL_META_FILE, content_sha256, file_sha256
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label
@@ -45,10 +46,8 @@ def write_meta(model_dir: Path, meta: dict[str, Any]) -> str:
     the directory records it, so it is never applied to other weights.
     """
     meta = {**meta, "sha256": content_sha256(meta)}
-    path = model_dir / META_FILE
-    tmp = path.with_name(f".{META_FILE}.tmp")
-    tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    with atomic_writer(model_dir / META_FILE) as fh:
+        fh.write(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
     return str(meta["sha256"])
 
 

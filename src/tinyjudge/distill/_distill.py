@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from tinyjudge._people_items import PEOPLE_KEY, people_digest
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
@@ -16,6 +17,7 @@ from ._base import RewardModel, batched
 from ._data import grouped_split, training_set
 from ._load import make_model
 from ._people import DEFAULT_PEOPLE_METHOD, fit_with_people, people_targets
+from ._split_checks import check_split
 
 __all__ = ["DistillResult", "distill", "agreement", "score_file"]
 
@@ -58,7 +60,9 @@ def distill(
     """Fit a reward model on ``source``'s labels and validate it on held-out groups.
 
     The saved model is the one fitted on the training split, so the validation
-    figures in its model card describe exactly that model.
+    figures in its model card describe exactly that model. A validation split of
+    fewer than 50 items, or items sharing a prompt or task field on both sides of a
+    split without ``group_by``, gives a :class:`SplitWarning`.
 
     Args:
         items: the items the labels refer to.
@@ -85,6 +89,7 @@ def distill(
         )  # fmt: skip
     ts = training_set(items, labels, source, rubric)
     train, val = grouped_split(ts.items, group_by, val_fraction, seed)
+    check_split(ts.items, train, val, group_by)
     model = make_model(tier, rubric, **params)
     model.fit([ts.items[i] for i in train], ts.y_soft[train])
     val_items = [ts.items[i] for i in val]
@@ -100,6 +105,8 @@ def distill(
             "validation": validation,
         }
     )
+    if source.startswith("human:"):  # people were the teacher: every training item counts
+        model.card_[PEOPLE_KEY] = people_digest(ts.items[i].id for i in train)
     return DistillResult(model, validation, len(train), len(val), ts.n_unscored)
 
 
@@ -120,6 +127,7 @@ def _distill_with_people(
     human, method, weight, raters = people
     everything = people_targets(items, labels, source, human, rubric, method, weight, raters)
     train, val = grouped_split(everything.items, group_by, val_fraction, seed)
+    check_split(everything.items, train, val, group_by)
     train_items = [everything.items[i] for i in train]
     pt = people_targets(train_items, labels, source, human, rubric, method, weight, raters)
     model = fit_with_people(make_model(tier, rubric, **params), pt)
@@ -149,6 +157,9 @@ def _distill_with_people(
             "group_by": group_by,
             "validation": validation,
         }
+    )
+    model.card_[PEOPLE_KEY] = people_digest(
+        it.id for it, person in zip(pt.items, pt.is_human, strict=True) if person
     )
     return DistillResult(model, validation, len(train), len(val), n_unscored)
 
