@@ -48,7 +48,8 @@ def test_import_chat_writes_items_and_says_what_it_did(tmp_path: Path) -> None:
 
 def test_import_chat_without_ids_says_so(tmp_path: Path) -> None:
     src = tmp_path / "r.jsonl"
-    src.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}]}) + "\n")
+    turns = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello."}]
+    src.write_text(json.dumps({"messages": turns}) + "\n")
     done = run("import", "chat", src, "--out", tmp_path / "o")
     assert done.returncode == 0, done.stderr
     assert "ids: 1 made from the content" in done.stdout

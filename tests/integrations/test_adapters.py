@@ -140,3 +140,40 @@ def test_grpo_trainer_two_steps_logs_our_rewards(rm_dir: Path, tmp_path: Path) -
         assert rewards == pytest.approx(direct, abs=1e-12)
         assert all(0.0 <= r <= 1.0 for r in rewards)
     json.dumps(logs)  # the logs are plain numbers
+
+
+def test_adapters_read_every_shape_as_the_server_does(rm_dir: Path) -> None:
+    """TRL's completions and verl's prompts in Anthropic, Responses or LangChain shapes get
+    the reward of the same rollout as OpenAI messages, in-process and over HTTP."""
+    from transcript_shapes import (
+        anthropic_request,
+        langchain_messages,
+        openai_messages,
+        responses_exchange,
+    )
+
+    f = reward_func(rm_dir)
+    as_openai = openai_messages()
+    prompt, completion = as_openai[:1], as_openai[1:]
+    anthropic = anthropic_request()
+    [expected] = f(prompts=[prompt], completions=[completion])
+    got = f(
+        prompts=[[{"role": "system", "content": anthropic["system"]}]] * 2,
+        completions=[anthropic["messages"], langchain_messages()[1:]],
+    )
+    assert got == pytest.approx([expected, expected], abs=1e-12)
+    with running(create_app(load_model(rm_dir))) as url:
+        client = reward_func(url).client
+        remote = client.rewards([responses_exchange(), anthropic, as_openai])
+    assert remote == pytest.approx([expected] * 3, abs=1e-12)
+    info = {"messages": responses_exchange()["input"]}
+    verl = compute_score(
+        "mine", "I'd rather not: it guards the parser.", None, info, model=str(rm_dir)
+    )
+    instructions = [{"role": "system", "content": responses_exchange()["instructions"]}]
+    with_system = compute_score(
+        "mine", "I'd rather not: it guards the parser.", None,
+        {"messages": instructions + info["messages"]}, model=str(rm_dir),
+    )  # fmt: skip
+    assert with_system == pytest.approx(expected, abs=1e-12)
+    assert verl != pytest.approx(expected, abs=1e-9)  # without its system turn it reads otherwise

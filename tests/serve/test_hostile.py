@@ -62,7 +62,10 @@ def test_attacks_do_not_change_what_real_text_reads_as() -> None:
         {
             "role": "assistant",
             "reasoning": "plan",
-            "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": {"x": 1}}}],
+            # canonical (records.canonical) writes arguments as one JSON text
+            "tool_calls": [
+                {"type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}}
+            ],
             "content": "Calling.",
         },
         {"role": "tool", "content": "ok"},

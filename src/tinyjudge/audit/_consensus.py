@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tinyjudge.datasets.importers._aggregate import majority
+from tinyjudge._aggregate import majority
 from tinyjudge.datasets.importers.label_sheet import FINAL
 from tinyjudge.records import Label
 

@@ -104,7 +104,8 @@ def item_lengths(
         count_tokens: a real token counter (e.g. :func:`minilm_token_counter`);
             without one there is no ``tokens`` entry.
         is_error: decides whether a tool result reports a failure; default: its
-            text starts with "Error" (tau-bench's convention).
+            ``is_error``, where its framework said, else whether its text starts
+            with "Error" (tau-bench's convention).
         batch: distinct message texts tokenized per call.
 
     Returns:
@@ -114,7 +115,9 @@ def item_lengths(
     if is_error is None:
 
         def is_error(m: Message) -> bool:
-            return m.role == "tool" and m.text.lstrip().startswith("Error")
+            if m.role != "tool":
+                return False
+            return m.is_error if m.is_error is not None else m.text.lstrip().startswith("Error")
 
     per_item = [[message_token_text(m) for m in item_messages(it)] for it in items]
     out: dict[str, Any] = {

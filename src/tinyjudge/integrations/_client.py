@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from tinyjudge.errors import EndpointError, ModelDirError, UsageError
 from tinyjudge.serve._rollouts import (
+    Rollout,
     describe_reward,
     reward_labels_for,
     reward_of,
@@ -14,8 +14,6 @@ from tinyjudge.serve._rollouts import (
 )
 
 __all__ = ["RewardClient", "Rollout"]
-
-Rollout = str | list[dict[str, Any]]
 
 
 class RewardClient:
@@ -72,7 +70,13 @@ class RewardClient:
     def rewards(
         self, rollouts: list[Rollout], prompts: list[Rollout | None] | None = None
     ) -> list[float]:
-        """One reward per rollout (messages, or chat-template text); prompts split plain text."""
+        """One reward per rollout; prompts split plain text.
+
+        A rollout is chat-template text, a list of messages in any shape the
+        reader knows (OpenAI, Anthropic blocks, Responses items, LangChain
+        dicts), or a transcript object (an Anthropic request, a Responses
+        ``input`` + ``output``), read as ``tinyjudge serve`` reads it.
+        """
         if not rollouts:
             return []
         prompts = prompts if prompts is not None else [None] * len(rollouts)

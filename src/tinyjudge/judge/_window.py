@@ -78,9 +78,15 @@ def message_text(msg: Message) -> str:
 
 
 def is_tool_error(msg: Message) -> bool:
-    """Whether a tool result reports a failure (error payload, "error" key, exception text)."""
+    """Whether a tool result reports a failure.
+
+    The message's ``is_error``, where the framework that wrote it said so, comes
+    first; else an error payload, an "error" key, or exception text.
+    """
     if msg.role != "tool":
         return False
+    if msg.is_error is not None:
+        return msg.is_error
     text = msg.text.strip()
     try:
         payload = json.loads(text)

@@ -9,6 +9,15 @@ human labels.
 from ._items import Item, check_unique_ids, unique_ids
 from ._labels import Hint, Label, SourceJoin, Status, index_labels, is_scored, join_sources
 from ._messages import Message, Role, ToolCall, ToolFunction, content_text, link_tool_calls
+from ._read import (
+    DEFAULT_SYSTEM_PROMPTS,
+    MESSAGE_FIELDS,
+    Transcript,
+    Unread,
+    canonical,
+    read_messages,
+    read_transcript,
+)
 
 __all__ = [
     "Role",
@@ -27,4 +36,11 @@ __all__ = [
     "join_sources",
     "check_unique_ids",
     "unique_ids",
+    "Transcript",
+    "Unread",
+    "MESSAGE_FIELDS",
+    "DEFAULT_SYSTEM_PROMPTS",
+    "canonical",
+    "read_transcript",
+    "read_messages",
 ]

@@ -131,8 +131,10 @@ class Message(_Tolerant):
     calls (no ``id``, ``arguments`` as an object), ShareGPT's ``from``/``value``.
     ``name`` keeps the speaking agent's name in multi-agent transcripts.
     ``content`` may be a string or a list of content parts. ``reasoning`` is the
-    model's reasoning text, kept but not part of :attr:`text`. Fields tinyjudge
-    does not use are kept in ``extra``.
+    model's reasoning text, kept but not part of :attr:`text`. ``is_error`` says
+    that a tool result reports a failed call, where the framework that wrote it
+    says so (Anthropic's ``is_error``, Inspect's ``error``, OpenHands' error
+    observations). Fields tinyjudge does not use are kept in ``extra``.
     """
 
     role: Role
@@ -140,6 +142,7 @@ class Message(_Tolerant):
     name: str | None = None
     tool_calls: list[ToolCall] | None = None
     tool_call_id: str | None = None
+    is_error: bool | None = None
     reasoning: str | None = None
     refusal: str | None = None
 

@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from tinyjudge._http import is_loopback
+from tinyjudge.records import canonical
 
 from ._batcher import MicroBatcher
 from ._options import ServerOptions
@@ -23,7 +24,7 @@ from ._rollouts import (
     reward_of,
     rollout_to_item,
 )
-from ._templates import CHAT_TEMPLATES, canonical, parse_chat_text
+from ._templates import CHAT_TEMPLATES, parse_chat_text
 
 if TYPE_CHECKING:
     from ._app import create_app

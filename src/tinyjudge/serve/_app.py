@@ -21,14 +21,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from tinyjudge._http import describe_request_error
 from tinyjudge._memory import trimming
 from tinyjudge.datasets.jsonl import lone_surrogate
-from tinyjudge.errors import DataError, one_line
-from tinyjudge.records import Item, Label
+from tinyjudge.errors import one_line
+from tinyjudge.records import Item, Label, Unread
 
 from ._batcher import MicroBatcher
 from ._guard import Guard
 from ._metrics import Metrics
 from ._options import ServerOptions
-from ._rollouts import Scorer, reward_labels_for, reward_of, rollout_to_item
+from ._rollouts import Rollout, Scorer, read_item, read_rollout, reward_labels_for, reward_of
 
 __all__ = ["create_app"]
 
@@ -44,21 +44,28 @@ def _unicode_text(data: Any) -> Any:
 
 
 class ScoreRequest(BaseModel):
-    """Items to score; an item without ``id`` gets one from its content (16 hex digits)."""
+    """Items to score; an item without ``id`` gets one from its content (16 hex digits).
+
+    Each item's messages are read as ``import chat`` reads a row (any shape the
+    reader knows); ``unread`` is filled by the server with what no reader knew.
+    """
 
     model_config = ConfigDict(extra="forbid")
     items: list[Item] = Field(min_length=1)
+    unread: dict[str, int] = Field(default_factory=dict, exclude=True)
 
     @model_validator(mode="before")
     @classmethod
-    def _mark_missing_ids(cls, data: Any) -> Any:
+    def _read_items(cls, data: Any) -> Any:
         data = _unicode_text(data)
         if isinstance(data, dict) and isinstance(data.get("items"), list):
+            unread = Unread()
+            items = [read_item(it, unread) for it in data["items"]]
             items = [
                 {**it, "id": _NO_ID} if isinstance(it, dict) and not it.get("id") else it
-                for it in data["items"]
+                for it in items
             ]
-            data = {**data, "items": items}
+            data = {**data, "items": items, "unread": dict(unread)}
         return data
 
     @model_validator(mode="after")
@@ -72,13 +79,16 @@ class ScoreRequest(BaseModel):
 class RewardRequest(BaseModel):
     """OpenRLHF's remote reward-model request: rollouts, optionally their prompts.
 
-    A rollout is the text the policy saw (its chat template applied) or a list
-    of OpenAI-style messages. ``labels`` and other fields are ignored.
+    A rollout is the text the policy saw (its chat template applied), a list
+    of messages in any shape the reader knows (OpenAI, Anthropic blocks,
+    Responses items, ...), or a transcript object (an Anthropic request with its
+    ``system``, a Responses ``input`` + ``output``). ``labels`` and other fields
+    are ignored.
     """
 
     model_config = ConfigDict(extra="ignore")
-    query: list[str | list[dict[str, Any]]] = Field(min_length=1)
-    prompts: list[str | list[dict[str, Any]] | None] | None = None
+    query: list[Rollout] = Field(min_length=1)
+    prompts: list[Rollout | None] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -164,12 +174,12 @@ def create_app(model: Scorer, options: ServerOptions | None = None, **changes: A
             detail = f"{n} {what} in one request; the limit is {opts.max_items} (--max-items)"
             raise Refusal(413, detail + ": split it")
 
-    def score_items(body: bytes) -> list[Item]:
+    def score_items(body: bytes) -> tuple[list[Item], list[Unread]]:
         req = _validated(ScoreRequest, body)
         at_most(len(req.items), "items")
-        return req.items
+        return req.items, [Unread(req.unread)]
 
-    def reward_items(body: bytes) -> list[Item]:
+    def reward_items(body: bytes) -> tuple[list[Item], list[Unread]]:
         req = _validated(RewardRequest, body)
         at_most(len(req.query), "rollouts")
         if req.prompts is not None and len(req.prompts) != len(req.query):
@@ -184,25 +194,29 @@ def create_app(model: Scorer, options: ServerOptions | None = None, **changes: A
                         f"{what} {i} holds {len(text)} characters; the limit is "
                         f"{opts.max_text_chars} (max_text_chars)",
                     )
-        items = []
+        items, unread = [], []
         for i, (q, p) in enumerate(zip(req.query, prompts, strict=True)):
             try:
-                items.append(rollout_to_item(q, p, i, opts.chat_template))
+                item, left = read_rollout(q, p, i, opts.chat_template)
             except ValidationError as e:
                 raise Refusal(422, describe_request_error(e)) from None
-            except DataError as e:
+            except ValueError as e:  # a DataError from the text or the reader: one line
                 raise Refusal(422, f"query {i}: {e}") from None
-        return items
+            items.append(item)
+            unread.append(left)
+        return items, unread
 
     async def answer(
-        request: Request, read: Callable[[bytes], list[Item]]
-    ) -> list[Label] | JSONResponse:
+        request: Request, read: Callable[[bytes], tuple[list[Item], list[Unread]]]
+    ) -> tuple[list[Label], list[Unread]] | JSONResponse:
+        """The request read (off the event loop) and scored, with what no reader knew."""
         try:
-            items = await asyncio.to_thread(read, await request.body())
+            items, unread = await asyncio.to_thread(read, await request.body())
         except Refusal as e:
             return JSONResponse({"detail": e.detail}, status_code=e.status)
+        metrics.observe_unread(sum(unread, Unread()))
         try:
-            return await batcher.submit(items)
+            return await batcher.submit(items), unread
         except Exception as e:  # one bad batch answers 500 and the server goes on
             return JSONResponse({"detail": f"scoring failed: {type(e).__name__}: {e}"}, 500)
 
@@ -210,19 +224,29 @@ def create_app(model: Scorer, options: ServerOptions | None = None, **changes: A
 
     @app.post("/score", openapi_extra=body_schema)
     async def score(request: Request) -> Any:
-        labels = await answer(request, score_items)
-        if isinstance(labels, JSONResponse):
-            return labels
-        return {"labels": [lab.model_dump(mode="json", exclude_none=True) for lab in labels]}
+        done = await answer(request, score_items)
+        if isinstance(done, JSONResponse):
+            return done
+        labels, (unread,) = done
+        result: dict[str, Any] = {
+            "labels": [lab.model_dump(mode="json", exclude_none=True) for lab in labels]
+        }
+        if unread:  # what no reader knew is said, never passed over in silence
+            result["unread"] = dict(unread)
+        return result
 
     @app.post("/get_reward", openapi_extra=body_schema)
     async def get_reward(request: Request) -> Any:
-        labels = await answer(request, reward_items)
-        if isinstance(labels, JSONResponse):
-            return labels
+        done = await answer(request, reward_items)
+        if isinstance(done, JSONResponse):
+            return done
+        labels, unread = done
         rewards = [reward_of(lab, reward_labels) for lab in labels]
         names = rubric.label_names if rubric is not None else []
         logs = {f"prob_{n}": [(lab.probs or {}).get(n, 0.0) for lab in labels] for n in names}
+        # what no reader knew, per rollout: numbers, as RL loops log extra_logs
+        for name in sorted({name for left in unread for name in left}):
+            logs[f"unread {name}"] = [float(left.get(name, 0)) for left in unread]
         # OpenRLHF's own server answers "scores" too, which clients with score_key="scores" read
         return {"rewards": rewards, "scores": rewards, "extra_logs": logs}
 

@@ -10,6 +10,7 @@ __all__ = ["Metrics", "CLIENT_CLOSED"]
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+_MAX_UNREAD = 100  # distinct names of unread parts kept; the rest count as "other"
 
 
 class _Histogram:
@@ -41,6 +42,11 @@ class _Histogram:
 CLIENT_CLOSED = 499
 
 
+def _label_value(text: str) -> str:
+    """Text as a Prometheus label value: backslash, quote and newline escaped."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
 class Metrics:
     """Requests and errors by endpoint, request latency, and forward-pass batch sizes.
 
@@ -54,6 +60,7 @@ class Metrics:
         self.latency: dict[str, _Histogram] = {}
         self.batch = _Histogram(BATCH_BUCKETS)
         self.items_scored = 0
+        self.unread: dict[str, int] = defaultdict(int)
 
     def observe_request(self, path: str, status: int, seconds: float) -> None:
         with self._lock:
@@ -64,6 +71,14 @@ class Metrics:
         with self._lock:
             self.batch.observe(size)
             self.items_scored += size
+
+    def observe_unread(self, unread: dict[str, int]) -> None:
+        """Count the parts and records of requests that no message reader knew, by name."""
+        with self._lock:
+            for name, n in unread.items():
+                # names come from clients: their number is bounded, as a label's must be
+                key = name if name in self.unread or len(self.unread) < _MAX_UNREAD else "other"
+                self.unread[key[:120]] += n
 
     def render(self) -> str:
         """The metrics in Prometheus' text exposition format (version 0.0.4)."""
@@ -98,5 +113,10 @@ class Metrics:
                 "# HELP tinyjudge_items_scored_total Items scored by the model.",
                 "# TYPE tinyjudge_items_scored_total counter",
                 f"tinyjudge_items_scored_total {self.items_scored}",
+                "# HELP tinyjudge_unread_parts_total Content parts and records of requests "
+                "that no message reader knew, by what they were.",
+                "# TYPE tinyjudge_unread_parts_total counter",
             ]
+            for name, n in sorted(self.unread.items()):
+                lines.append(f'tinyjudge_unread_parts_total{{part="{_label_value(name)}"}} {n}')
         return "\n".join(lines) + "\n"

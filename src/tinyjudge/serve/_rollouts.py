@@ -9,14 +9,25 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Item, Label, Message
+from tinyjudge.records import (
+    Item,
+    Label,
+    Message,
+    Unread,
+    canonical,
+    read_messages,
+    read_transcript,
+)
 
-from ._templates import canonical, parse_chat_text
+from ._templates import parse_chat_text
 
 __all__ = [
     "Scorer",
     "query_to_item",
     "rollout_to_item",
+    "read_rollout",
+    "read_item",
+    "Rollout",
     "reward_labels_for",
     "reward_of",
     "describe_reward",
@@ -43,27 +54,78 @@ def query_to_item(query: str, prompt: str | None, index: int) -> Item:
     return Item(id=f"query:{index}", messages=messages)
 
 
+# A rollout: template text, a list of messages of any shape the reader knows, or a
+# transcript object (an Anthropic request with ``system``, a Responses ``input`` + ``output``).
+Rollout = str | list[dict[str, Any]] | dict[str, Any]
+
+
+def read_rollout(
+    query: Rollout,
+    prompt: Rollout | None,
+    index: int,
+    chat_template: str | None = None,
+) -> tuple[Item, Unread]:
+    """An RL rollout as an item, and what in it no reader knew.
+
+    Messages and transcript objects are read as ``import chat`` reads a row
+    (:func:`tinyjudge.records.read_transcript`, then
+    :func:`tinyjudge.records.canonical`). Text in a known chat template (or
+    ``chat_template``) is turned back into its messages; other text falls back
+    to :func:`query_to_item`.
+
+    Raises:
+        ValueError: a rollout that holds no messages, or messages that are not
+            messages (a pydantic ``ValidationError``).
+    """
+    if isinstance(query, list | dict):
+        transcript = read_transcript(query if isinstance(query, dict) else {"messages": query})
+        item = Item.model_validate(
+            {"id": f"query:{index}", "messages": canonical(transcript.messages)}
+        )
+        return item, transcript.unread
+    from_text = parse_chat_text(query, chat_template)
+    if from_text:
+        return Item.model_validate({"id": f"query:{index}", "messages": from_text}), Unread()
+    return query_to_item(query, prompt if isinstance(prompt, str) else None, index), Unread()
+
+
 def rollout_to_item(
-    query: str | list[dict[str, Any]],
-    prompt: str | list[dict[str, Any]] | None,
+    query: Rollout,
+    prompt: Rollout | None,
     index: int,
     chat_template: str | None = None,
 ) -> Item:
-    """An RL rollout as an item, the same whether it came as messages or as template text.
+    """An RL rollout as an item, the same whether it came as messages or as template text
+    (:func:`read_rollout` without its tally)."""
+    return read_rollout(query, prompt, index, chat_template)[0]
 
-    Messages are read as the importer reads them. Text in a known chat
-    template (or ``chat_template``) is turned back into its messages; other
-    text falls back to :func:`query_to_item`.
 
-    Raises:
-        pydantic.ValidationError: messages that are not messages.
+def read_item(record: Any, unread: Unread) -> Any:
+    """An item as ``/score`` receives it, its messages read as ``import chat`` reads them.
+
+    A single item's transcript may be in any shape :func:`read_transcript` knows
+    (an Anthropic ``system`` beside its ``messages``, Responses ``input`` +
+    ``output``); a pair's ``context`` and responses are lists of messages. The
+    item's other fields are left for :class:`Item` to check.
     """
-    if isinstance(query, list):
-        return Item.model_validate({"id": f"query:{index}", "messages": canonical(query)})
-    messages = parse_chat_text(query, chat_template)
-    if messages:
-        return Item.model_validate({"id": f"query:{index}", "messages": messages})
-    return query_to_item(query, prompt if isinstance(prompt, str) else None, index)
+    if not isinstance(record, dict):
+        return record
+    pair = {
+        k: record[k]
+        for k in ("context", "response_a", "response_b")
+        if isinstance(record.get(k), list)
+    }
+    if pair:
+        read = {k: canonical(read_messages(v, unread)) for k, v in pair.items()}
+        return {**record, **read}
+    rest = {k: v for k, v in record.items() if k not in ("id", "metadata")}
+    try:
+        transcript = read_transcript(rest)
+    except ValueError:
+        return record  # Item says what is missing
+    unread.update(transcript.unread)
+    kept = {k: v for k, v in record.items() if k not in transcript.used}
+    return {**kept, "messages": canonical(transcript.messages)}
 
 
 def reward_labels_for(model: Scorer, labels: list[str] | None = None) -> list[str] | None:

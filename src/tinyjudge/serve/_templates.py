@@ -9,9 +9,10 @@ the common templates are turned back into messages: ChatML as Qwen writes it
 is given as a pattern with ``{role}`` and ``{content}``.
 
 What a template adds on its own (Qwen's default system prompt, its tools
-preamble, Llama 3's knowledge-date header) is dropped, and :func:`canonical`
-applies the same normalisation to messages that arrive as messages, so both
-ways give the same item.
+preamble, Llama 3's knowledge-date header) is dropped, and
+:func:`tinyjudge.records.canonical` applies the same normalisation to messages
+that arrive as messages (and to every item ``import chat`` reads), so both ways
+give the same item.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ import re
 from typing import Any
 
 from tinyjudge.errors import TinyjudgeError
+from tinyjudge.records import canonical
 
 from ._scan import cut_from, read_json, strip_trailing_tokens, tagged_blocks, turns
 
-__all__ = ["CHAT_TEMPLATES", "parse_chat_text", "canonical", "check_template"]
+__all__ = ["CHAT_TEMPLATES", "parse_chat_text", "check_template"]
 
 CHAT_TEMPLATES = {
     "chatml": "<|im_start|>{role}\n{content}<|im_end|>",
@@ -39,13 +41,6 @@ _DETECT = [
     ("phi3", "<|user|>"),
     ("phi3", "<|assistant|>"),
 ]
-# System prompts that templates insert when the conversation has none.
-DEFAULT_SYSTEM_PROMPTS = frozenset(
-    {
-        "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.",
-        "You are a helpful assistant.",
-    }
-)
 # What Qwen's template appends to the system prompt when tools are offered.
 _QWEN_TOOLS = "# Tools\n\nYou may call one or more functions"
 _LLAMA_HEADER = re.compile(
@@ -171,26 +166,3 @@ def _strip_llama_tools(content: str) -> str:
             break
         i += 1
     return "\n\n".join(paragraphs[i:])
-
-
-def canonical(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Messages normalised the same way whichever way they arrived.
-
-    Text content is stripped (templates trim it), empty content is None,
-    system prompts that templates insert by default are dropped, and a tool
-    reply's ``name`` is dropped (templates do not write it; the call it
-    answers is found by order).
-    """
-    out = []
-    for message in messages:
-        m = dict(message)
-        if isinstance(m.get("content"), str):
-            m["content"] = m["content"].strip() or None
-        text = m.get("content")
-        default = text is None or (isinstance(text, str) and text in DEFAULT_SYSTEM_PROMPTS)
-        if m.get("role") == "system" and default:
-            continue
-        if m.get("role") in ("tool", "ipython", "function"):
-            m.pop("name", None)
-        out.append(m)
-    return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
 import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,12 +19,16 @@ from typing import Any, NamedTuple
 from tinyjudge.errors import DataError
 
 from ._common import read_csv_rows
-from ._json import read_json_array, read_jsonl_objects
+from ._json import load_json, read_json_array, read_jsonl_objects
+from ._logs import eval_zip_rows, json_array_rows, json_object_rows
 
 __all__ = ["Row", "read_rows", "jsonable", "ROW_FORMATS"]
 
-ROW_FORMATS = ".jsonl, .ndjson, .json (array or lines), .csv, .tsv, .parquet, or a folder"
-_TEXT_SUFFIXES = {".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet", ".pq"}
+ROW_FORMATS = (
+    ".jsonl, .ndjson, .json (an object, an array or lines), .csv, .tsv, .parquet, "
+    "Inspect AI .eval, SWE-agent .traj, or a folder"
+)
+_TEXT_SUFFIXES = {".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet", ".pq", ".eval", ".traj"}
 
 
 class Row(NamedTuple):
@@ -59,8 +64,11 @@ def read_rows(path: Path, on_error: Callable[[DataError], None] | None = None) -
     """Yield each row of a file or folder of rows.
 
     Args:
-        path: a ``.jsonl``/``.ndjson`` file, a ``.json`` file (one array, or
-            JSON Lines), a ``.csv``/``.tsv`` file with a header, a ``.parquet``
+        path: a ``.jsonl``/``.ndjson`` file, a ``.json`` file (one object or
+            one array however indented, or JSON Lines; an Inspect AI ``EvalLog``
+            is a row per sample, an OpenHands event array one row), an Inspect
+            AI ``.eval`` file (a row per sample and epoch), a SWE-agent
+            ``.traj`` file (one row), a ``.csv``/``.tsv`` file with a header, a ``.parquet``
             file, a folder written by ``datasets``' ``save_to_disk`` (every
             split, each row's split in the ``split`` column), or a folder of
             such files (read in name order).
@@ -91,8 +99,16 @@ def read_rows(path: Path, on_error: Callable[[DataError], None] | None = None) -
             path, [], on_error, delimiter="\t" if suffix == ".tsv" else ","
         ):
             yield Row(str(path), line, dict(row))
+    elif suffix == ".eval":
+        for where, line, row in eval_zip_rows(path):
+            yield Row(where, line, row)
+    elif suffix == ".traj" or (
+        suffix == ".json" and _starts_with(path, b"{") and _one_object(path)
+    ):
+        for where, line, row in json_object_rows(path, load_json(path.read_bytes(), path)):
+            yield Row(where, line, row)
     elif suffix == ".json" and _starts_with(path, b"["):
-        for line, obj in read_json_array(path):
+        for line, obj in json_array_rows(path, read_json_array(path)):
             if isinstance(obj, dict):
                 yield Row(str(path), line, obj)
                 continue
@@ -105,6 +121,20 @@ def read_rows(path: Path, on_error: Callable[[DataError], None] | None = None) -
             yield Row(str(path), line, obj)
     else:
         raise DataError(str(path), None, f"cannot read {suffix!r} files; expected {ROW_FORMATS}")
+
+
+def _one_object(path: Path) -> bool:
+    """Whether a ``.json`` file starting with ``{`` is one object (however indented), not
+    JSON Lines: it is, unless its first line is a whole object by itself and more follows."""
+    with path.open("rb") as fh:
+        first = fh.readline().lstrip(b"\xef\xbb\xbf \t")
+        rest = fh.read(1 << 16).strip()
+    if not rest:
+        return True
+    try:
+        return not isinstance(json.loads(first.decode("utf-8")), dict)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError):
+        return True
 
 
 def _starts_with(path: Path, prefix: bytes) -> bool:

@@ -1,14 +1,18 @@
 """A user's own chat transcripts as items: ``tinyjudge import chat PATH --out DIR``.
 
-Rows come from JSONL, a JSON array, CSV, Parquet or a ``datasets`` folder
-(:func:`read_rows`); each row's messages are read tolerantly (the shapes the
-OpenAI SDK, vLLM and TRL write), and every other column goes to the item's
-``metadata``, so ``--by metadata.checkpoint`` works in audit and estimate.
+Rows come from JSONL, a JSON object or array, CSV, Parquet, a ``datasets``
+folder, or an agent framework's log (:func:`read_rows`); each row's transcript
+is read by :func:`tinyjudge.records.read_transcript`, whichever framework
+wrote it (OpenAI, Anthropic, Responses, Inspect AI, SWE-agent, OpenHands,
+LangChain), and every other column goes to the item's ``metadata``, so
+``--by metadata.checkpoint`` works in audit and estimate. What no reader knew
+is counted and named (``unread``), never passed over in silence.
 """
 
 from __future__ import annotations
 
-import json
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,20 +20,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from tinyjudge.errors import DataError, TinyjudgeError
-from tinyjudge.records import Item, Label
+from tinyjudge.records import MESSAGE_FIELDS, Item, Label, canonical, read_transcript
+from tinyjudge.records._read import is_claude_code_event, is_openhands_event
 
 from ._common import Imported
 from ._rows import Row, jsonable, read_rows
 from .label_sheet import label_text, match_label
 
 __all__ = ["ChatImport", "import_chat", "MESSAGE_FIELDS"]
-
-# Where the messages are when --messages-field is not given, in this order.
-MESSAGE_FIELDS = ("messages", "conversations", "conversation", "chat", "dialog", "turns")
-# A prompt/completion pair (TRL's format, plain or conversational) also makes an item.
-# So does a logged request and its response (a request body, a ChatCompletion dump).
-_PROMPT_FIELDS = ("prompt", "request")
-_COMPLETION_FIELDS = ("completion", "response")
 
 
 @dataclass
@@ -38,6 +36,7 @@ class ChatImport(Imported):
 
     hashed_ids: int = 0
     metadata_fields: list[str] = field(default_factory=list)
+    unread: Counter[str] = field(default_factory=Counter)
 
 
 def import_chat(
@@ -48,6 +47,7 @@ def import_chat(
     rubric: Any = None,
     source: str | None = None,
     skip_bad: bool = False,
+    limit: int | None = None,
 ) -> ChatImport:
     """Read a file of chat transcripts into items (and labels, when a column holds them).
 
@@ -62,20 +62,24 @@ def import_chat(
         label_field: a column holding a label of ``rubric`` for the row, as
             ``source`` says it; empty values make no label.
         rubric: a :class:`~tinyjudge.rubric.Rubric` (name, path or object); needed
-            with ``label_field``.
+            with ``label_field``. An Inspect AI sample's scores whose values are
+            labels of it become labels (source ``scorer:<name>``); other scores
+            go to metadata (``scores``).
         source: the labels' source (e.g. ``human:final``); needed with ``label_field``.
         skip_bad: keep going past bad rows; they are listed in ``bad``.
+        limit: read only the first ``limit`` rows (a look at how a file is read).
 
     Raises:
-        DataError: the first bad row (``file:line``) when not ``skip_bad``, and
-            always a duplicate id, naming both rows.
+        DataError: the first bad row (``file:line``) when not ``skip_bad`` (a
+            row with no messages, or none from the assistant), and always a
+            duplicate id, naming both rows.
         TinyjudgeError: ``label_field`` without ``rubric`` and ``source``.
     """
     from tinyjudge.rubric import load_rubric
 
     if label_field is not None and (rubric is None or not source):
         raise TinyjudgeError("--label-field needs --rubric and --source (e.g. human:final)")
-    rub = load_rubric(rubric) if label_field is not None else None
+    rub = load_rubric(rubric) if rubric is not None else None
     out = ChatImport()
     seen: dict[str, str] = {}  # id -> where it was first
     meta_fields: dict[str, None] = {}
@@ -85,9 +89,11 @@ def import_chat(
             raise err
         out.bad.append(err)
 
-    for row in read_rows(path, on_error=bad):
+    for n, row in enumerate(_event_streams(read_rows(path, on_error=bad))):
+        if limit is not None and n >= limit:
+            break
         try:
-            item, hashed, used = _item(row, id_field, messages_field, label_field)
+            item, hashed, used, scores = _item(row, id_field, messages_field, label_field, out)
         except DataError as err:
             bad(err)
             continue
@@ -112,21 +118,77 @@ def import_chat(
                 if problem := rub.label_problem(label):
                     bad(DataError(row.where, row.line, f"{label_field}: {problem}"))
                     continue
+        scorer_labels = _scorer_labels(item, scores, rub) if rub is not None else []
+        if scores and len(scorer_labels) < len(scores):
+            taken = {lab.source.removeprefix("scorer:") for lab in scorer_labels}
+            item.metadata["scores"] = {k: jsonable(v) for k, v in scores.items() if k not in taken}
         out.items.append(item)
         if label is not None:
             out.labels.append(label)
+        out.labels.extend(scorer_labels)
         out.hashed_ids += hashed
         meta_fields.update(dict.fromkeys(k for k in row.data if k not in used))
     out.metadata_fields = list(meta_fields)
     return out
 
 
+def _event_streams(rows: Iterator[Row]) -> Iterator[Row]:
+    """Rows, with each run of one stream's events joined into one row: OpenHands events (a
+    JSONL of events, or a folder of one event per file as OpenHands saves a session; in id
+    order) and the lines of a Claude Code session log (one row per ``sessionId``)."""
+    run: list[Row] = []
+
+    def joined() -> Row:
+        data = [r.data for r in run]
+        if is_openhands_event(data[0]):
+            return Row(run[0].where, run[0].line, {"events": sorted(data, key=_event_order)})
+        session = data[0].get("sessionId")
+        return Row(run[0].where, run[0].line, {"id": session, "sessionId": session, "events": data})
+
+    for row in rows:
+        key = _stream_of(row)
+        if run and key != _stream_of(run[0]):
+            yield joined()
+            run = []
+        if key is None:
+            yield row
+        else:
+            run.append(row)
+    if run:
+        yield joined()
+
+
+def _stream_of(row: Row) -> str | None:
+    """Which event stream a row belongs to (None: a row of its own): the Claude Code
+    session, or the file of OpenHands events (its folder, for one event per file)."""
+    if is_claude_code_event(row.data):
+        return f"claude code session {row.data.get('sessionId')}"
+    if not is_openhands_event(row.data):
+        return None
+    path = Path(row.where)
+    return str(path.parent) if path.stem.isdigit() else row.where
+
+
+def _event_order(event: dict[str, Any]) -> tuple[int, Any]:
+    event_id = event.get("id")
+    return (0, event_id) if isinstance(event_id, int) else (1, str(event_id))
+
+
 def _item(
-    row: Row, id_field: str | None, messages_field: str | None, label_field: str | None
-) -> tuple[Item, bool, set[str]]:
-    """The item of one row, whether its id was made from content, and the columns used."""
+    row: Row,
+    id_field: str | None,
+    messages_field: str | None,
+    label_field: str | None,
+    out: ChatImport,
+) -> tuple[Item, bool, set[str], dict[str, Any]]:
+    """The item of one row, whether its id was made from content, the columns used,
+    and the scores the row's framework gave it (Inspect AI)."""
     data = row.data
-    messages, used = _messages(row, messages_field)
+    try:
+        transcript = read_transcript(data, messages_field)
+    except ValueError as e:
+        raise DataError(row.where, row.line, str(e)) from None
+    used = set(transcript.used)
     id_key = id_field or "id"
     if id_field is not None and id_field not in data:
         raise DataError(row.where, row.line, f'missing id field "{id_field}"; found {sorted(data)}')
@@ -137,7 +199,9 @@ def _item(
     metadata = {k: jsonable(v) for k, v in data.items() if k not in used}
     if isinstance(metadata.get("metadata"), dict):  # a metadata column is merged, not nested
         metadata = {**metadata.pop("metadata"), **metadata}
+    metadata.update(jsonable(transcript.metadata))
     hashed = raw_id is None or str(raw_id).strip() == ""
+    messages = canonical(transcript.messages)
     try:
         item = Item.model_validate(
             {"id": "-" if hashed else str(raw_id), "messages": messages, "metadata": metadata}
@@ -146,70 +210,42 @@ def _item(
         from tinyjudge.datasets.jsonl import describe_validation_error
 
         raise DataError(row.where, row.line, describe_validation_error(e)) from None
+    if not any(m.role == "assistant" for m in item.messages):
+        roles = _roles([m.role for m in item.messages])
+        raise DataError(row.where, row.line, f"no assistant turn to judge (roles read: {roles})")
     if hashed:
         item.id = item.content_hash()[:16]
-    return item, hashed, used
+    out.unread.update(transcript.unread)
+    return item, hashed, used, transcript.scores
 
 
-def _messages(row: Row, messages_field: str | None) -> tuple[list[Any], set[str]]:
-    data = row.data
-    if messages_field is not None:
-        if messages_field not in data:
-            raise DataError(
-                row.where, row.line, f'missing field "{messages_field}"; found {sorted(data)}'
-            )
-        return _as_messages(row, messages_field, data[messages_field], "user"), {messages_field}
-    for key in MESSAGE_FIELDS:
-        if key in data and data[key] is not None:
-            return _as_messages(row, key, data[key], "user"), {key}
-    prompt = next((k for k in _PROMPT_FIELDS if data.get(k) is not None), None)
-    completion = next((k for k in _COMPLETION_FIELDS if data.get(k) is not None), None)
-    if prompt and completion:
-        messages = _as_messages(row, prompt, data[prompt], "user")
-        messages += _as_messages(row, completion, data[completion], "assistant")
-        return messages, {prompt, completion}
-    raise DataError(
-        row.where,
-        row.line,
-        f"no messages: expected a column {list(MESSAGE_FIELDS)} or prompt + completion "
-        f"(or name it with --messages-field); found {sorted(data)}",
-    )
-
-
-def _as_messages(row: Row, key: str, value: Any, text_role: str) -> list[Any]:
-    """A column's value as a list of message objects (JSON text and plain text read too)."""
-    if isinstance(value, str):
-        text = value.strip()
-        if text.startswith(("[", "{")):
-            try:
-                value = json.loads(text)
-            except json.JSONDecodeError as e:
-                raise DataError(
-                    row.where,
-                    row.line,
-                    f'"{key}" holds malformed JSON ({e.msg} at column {e.colno})',
-                ) from None
+def _roles(roles: list[Any]) -> str:
+    """Roles in order, a run of one role shown once with its count."""
+    runs: list[list[Any]] = []
+    for role in roles:
+        if runs and runs[-1][0] == role:
+            runs[-1][1] += 1
         else:
-            return [{"role": text_role, "content": value}]
-    if isinstance(value, dict):
-        value = _unwrap(value)
-    if hasattr(value, "tolist"):  # a numpy array from pandas
-        value = value.tolist()
-    if not isinstance(value, list) or not value:
-        raise DataError(
-            row.where, row.line, f'"{key}" must be a non-empty list of messages, got {value!r:.60}'
+            runs.append([role, 1])
+    return ", ".join(f"{r} x{k}" if k > 1 else str(r) for r, k in runs) or "none"
+
+
+def _scorer_labels(item: Item, scores: dict[str, Any], rubric: Any) -> list[Label]:
+    """Labels from a framework's scores whose values are labels of ``rubric``."""
+    out = []
+    for name, score in scores.items():
+        value = score.get("value") if isinstance(score, dict) else score
+        text = label_text(value) if not isinstance(value, dict | list) else None
+        if text is None:
+            continue
+        label = Label(
+            item_id=item.id,
+            rubric=rubric.id,
+            rubric_hash=rubric.hash,
+            source=f"scorer:{name}",
+            label=match_label(text, rubric),
+            rationale=score.get("explanation") if isinstance(score, dict) else None,
         )
-    return value
-
-
-def _unwrap(obj: dict[str, Any]) -> Any:
-    """The messages inside a logged object: a ChatCompletion's first choice, a request
-    body's messages (also inside a Batch API line's ``body``), or the object as one message."""
-    if isinstance(obj.get("body"), dict):
-        return _unwrap(obj["body"])
-    choices = obj.get("choices")
-    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-        return [choices[0].get("message")]
-    if isinstance(obj.get("messages"), list):
-        return obj["messages"]
-    return [obj]
+        if rubric.label_problem(label) is None:
+            out.append(label)
+    return out
