@@ -134,9 +134,10 @@ def _big_reward_body(n: int = 1000) -> bytes:
 
 
 def test_health_answers_while_a_big_request_is_parsed(linear_model) -> None:
-    body = _big_reward_body()
-    assert len(body) < 8 << 20  # under the default body limit
-    with running(create_app(linear_model, max_items=4096)) as url:
+    # big enough to take over a second to read on a fast machine, so the test means something
+    body = _big_reward_body(3000)
+    assert len(body) < 32 << 20
+    with running(create_app(linear_model, max_items=4096, max_body_bytes=32 << 20)) as url:
         with ThreadPoolExecutor(2) as pool:
             big = pool.submit(httpx.post, f"{url}/get_reward", content=body, timeout=120.0)
             started = time.perf_counter()
