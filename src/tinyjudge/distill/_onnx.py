@@ -1,4 +1,4 @@
-"""ONNX export of the encoder tier, checked against torch (sessions: ``_ort``)."""
+"""ONNX export of the transformer tier on an encoder, checked against torch (sessions: ``_ort``)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import numpy as np
 from tinyjudge.errors import TinyjudgeError
 
 from ._base import META_FILE, file_sha256, write_meta
-from ._encoder import encode_views
 from ._load import load_model
 from ._ort import ONNX_FILE, ONNX_INT8_FILE, ort_session
 from ._shapes import padded_batch
 from ._text import View
+from ._transformer import TransformerRM
 
 __all__ = ["ExportReport", "export_onnx"]
 
@@ -42,10 +42,10 @@ class ExportReport(NamedTuple):
     int8_max_abs_diff: float | None = None
 
 
-def _inputs(model: Any) -> dict[str, np.ndarray]:
+def _inputs(model: TransformerRM) -> dict[str, np.ndarray]:
     """The parity check's feeds, padded exactly as scoring pads them."""
-    enc = encode_views(model.tokenizer_, _CHECK, model.max_length)
-    return padded_batch(enc.ids, model.tokenizer_.pad_token_id or 0, enc.types)
+    enc = model.codec_.encode(_CHECK, model.config.max_length)
+    return padded_batch(enc.ids, model.tokenizer_.pad_token_id, enc.types)
 
 
 def export_onnx(
@@ -57,15 +57,21 @@ def export_onnx(
     ``atol`` on inputs of mixed lengths; the files' hashes join ``tinyjudge.json``.
 
     Raises:
-        TinyjudgeError: not an encoder-tier directory, or the parity check failed.
+        TinyjudgeError: not a transformer-tier directory on an encoder (a decoder's
+            last-token pooling is not exported), or the parity check failed.
     """
     import torch
     from transformers import AutoModelForSequenceClassification
 
     d = Path(model_dir)
     model = load_model(d, calibrated=False)
-    if model.tier != "encoder":
+    if not isinstance(model, TransformerRM):
         raise TinyjudgeError(f"{d}: a {model.tier}-tier model; only the encoder tier exports")
+    if model.codec_.kind != "pair":
+        raise TinyjudgeError(
+            f"{d}: a transformer-tier model on a decoder ({model.model_.config.model_type}); "
+            "only the encoder tier exports to ONNX: score it with runtime='torch'"
+        )
     # Eager attention traces to plain ONNX ops; fp32 so parity is exact enough.
     net = AutoModelForSequenceClassification.from_pretrained(
         d, attn_implementation="eager", dtype=torch.float32
@@ -76,13 +82,11 @@ def export_onnx(
             super().__init__()
             self.inner = inner
 
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            return self.inner(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).logits
+        def forward(self, *inputs: Any) -> Any:
+            return self.inner(**dict(zip(names, inputs, strict=True))).logits
 
     feeds = _inputs(model)
-    names = ["input_ids", "attention_mask", "token_type_ids"]
+    names = list(feeds)  # token_type_ids only where the model has token types
     args = tuple(torch.from_numpy(feeds[k]) for k in names)
     path = d / ONNX_FILE
     dyn = {0: "batch", 1: "tokens"}
@@ -97,12 +101,7 @@ def export_onnx(
             str(path),
             input_names=names,
             output_names=["logits"],
-            dynamic_axes={
-                "input_ids": dyn,
-                "attention_mask": dyn,
-                "token_type_ids": dyn,
-                "logits": {0: "batch"},
-            },
+            dynamic_axes={**dict.fromkeys(names, dyn), "logits": {0: "batch"}},
             opset_version=opset,
             dynamo=False,
         )
