@@ -185,12 +185,20 @@ def train(
             sched.step()
             opt.zero_grad()
             n_steps += 1
+            if acc.is_main_process and n_steps % 20 == 0:
+                log.info(
+                    "epoch %d/%d step %d/%d loss %.4f",
+                    epoch + 1,
+                    plan.epochs,
+                    n_steps,
+                    steps,
+                    float(loss),
+                )
         if acc.is_main_process:
             log.info(
-                "epoch %d/%d: %d steps, mean loss %.4f",
+                "epoch %d/%d done, mean loss %.4f",
                 epoch + 1,
                 plan.epochs,
-                n_steps,
                 total / max(1, len(batches)),
             )
         if evaluate is not None and acc.is_main_process:
