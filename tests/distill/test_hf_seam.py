@@ -1,0 +1,317 @@
+"""The Hugging Face seam: codecs chosen by config, decoders as reward models, the one
+trainer (accumulation, checkpointing, best epoch, seeds), devices, and 2-process DDP."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from support import REPO
+
+from tinyjudge.datasets.importers import Imported
+from tinyjudge.datasets.jsonl import write_jsonl
+from tinyjudge.distill import EncoderRM, TrainingSet, TransformerRM, load_model, make_model
+from tinyjudge.distill._text import View
+from tinyjudge.distill.hf import (
+    PAD_TOKEN,
+    ChatCodec,
+    PairCodec,
+    codec_for,
+    is_decoder,
+    load_classifier,
+    resolve_device,
+)
+from tinyjudge.errors import ModelDirError, UsageError
+
+FAST = {"max_length": 64, "epochs": 1, "lr": 3e-3, "batch_size": 16, "device": "cpu"}
+
+
+def _loaded(base: Path) -> tuple[object, object]:
+    return load_classifier(str(base), {0: "no", 1: "yes"})
+
+
+@pytest.mark.parametrize(
+    ("which", "kind"), [("bert", "pair"), ("qwen2", "chat"), ("llama", "chat")], ids=str
+)
+def test_the_codec_follows_the_config(tiny_bert, tiny_decoders, which, kind) -> None:
+    base = tiny_bert if which == "bert" else tiny_decoders[which]
+    model, tok = _loaded(base)
+    codec = codec_for(model.config, tok)
+    assert codec.kind == kind
+    assert is_decoder(model.config) == (kind == "chat")
+    # a decoder saved as a causal LM reads as one by its architectures, loaded or not
+    raw = json.loads((base / "config.json").read_text())["architectures"]
+    assert raw[0].endswith("ForCausalLM") == (kind == "chat")
+
+
+def test_pair_codec_is_the_tokenizers_own_pair_encoding(tiny_bert) -> None:
+    model, tok = _loaded(tiny_bert)
+    codec = codec_for(model.config, tok)
+    assert isinstance(codec, PairCodec) and codec.token_types
+    ctx, rsp = "user: how do I kill a process?", "Use kill with its PID."
+    enc = codec.encode([View(ctx, rsp)], 64)
+    own = tok(ctx, rsp)
+    assert enc.ids[0] == own["input_ids"] and enc.types == [own["token_type_ids"]]
+    assert enc.dropped == 0
+    assert codec.wrap([7, 8]) == [tok.cls_token_id, 7, 8, tok.sep_token_id]
+
+
+def test_references_open_the_first_segment_and_outlive_the_context(tiny_bert) -> None:
+    model, tok = _loaded(tiny_bert)
+    codec = codec_for(model.config, tok)
+    ref = "the capital of France is Paris"
+    long_ctx = "user: " + "tell me more about it " * 30
+    enc = codec.encode([View(long_ctx, "Paris.", references=ref)], 40)
+    ref_ids = tok(ref + "\n\n", add_special_tokens=False)["input_ids"]
+    assert enc.ids[0][1 : 1 + len(ref_ids)] == ref_ids  # right after [CLS]
+    assert len(enc.ids[0]) == 40 and enc.dropped > 0
+    reply = tok("Paris.", add_special_tokens=False)["input_ids"]
+    assert enc.ids[0][-1 - len(reply) : -1] == reply  # the reply survives whole
+
+
+def test_chat_codec_renders_the_chat_template(tiny_decoders) -> None:
+    model, tok = _loaded(tiny_decoders["qwen2"])
+    codec = codec_for(model.config, tok)
+    assert isinstance(codec, ChatCodec) and codec.uses_chat_template
+    ctx, rsp = "user: how do I kill a process?", "Use kill with its PID."
+    text = tok.apply_chat_template(
+        [{"role": "user", "content": ctx}, {"role": "assistant", "content": rsp}], tokenize=False
+    )
+    enc = codec.encode([View(ctx, rsp)], 256)
+    assert enc.ids[0] == tok(text, add_special_tokens=False)["input_ids"] and enc.types is None
+
+
+def test_chat_codec_cuts_the_context_from_its_start(tiny_decoders) -> None:
+    model, tok = _loaded(tiny_decoders["qwen2"])
+    codec = codec_for(model.config, tok)
+    ctx = "user: first request that will be cut " * 20 + "user: the last request"
+    full = codec.encode([View(ctx, "the reply")], 1024).ids[0]
+    cut = codec.encode([View(ctx, "the reply")], 48)
+    assert len(cut.ids[0]) == 48 and cut.dropped == len(full) - 48
+    # the template's opening, then the last 48 - n tokens: only the context's start went
+    n = len(tok("<|im_start|>user\n", add_special_tokens=False)["input_ids"])
+    assert cut.ids[0] == full[:n] + full[len(full) - (48 - n) :]
+
+
+def test_plain_rendering_without_a_chat_template(tiny_decoders) -> None:
+    model, tok = _loaded(tiny_decoders["llama"])
+    codec = codec_for(model.config, tok)
+    assert isinstance(codec, ChatCodec) and not codec.uses_chat_template
+    ids = codec.encode([View("user: hi", "hello")], 64).ids[0]
+    assert ids[0] == tok.bos_token_id and ids[-1] == tok.eos_token_id
+    assert tok.decode(ids[1:-1]) == "user: hi\n\nassistant: hello"
+
+
+@pytest.mark.parametrize("which", ["qwen2", "llama"], ids=str)
+def test_a_decoder_pads_with_its_own_token_and_pools_the_real_last_one(
+    tiny_decoders, which
+) -> None:
+    import torch
+
+    model, tok = _loaded(tiny_decoders[which])
+    # qwen2 padded with eos, llama had no pad: both get a pad token that no text holds
+    assert tok.pad_token == PAD_TOKEN and tok.pad_token_id != tok.eos_token_id
+    assert model.config.pad_token_id == tok.pad_token_id
+    codec = codec_for(model.config, tok)
+    rows = codec.encode([View("user: hi", "hello there"), View("user: a longer one", "ok")], 64).ids
+    assert rows[0][-1] == rows[1][-1]  # both end on the template's final token (eos here)
+    model.eval()
+    with torch.no_grad():
+        alone = [model(input_ids=torch.tensor([r])).logits[0] for r in rows]
+        width = max(map(len, rows))
+        for side in ("right", "left"):
+            pad = [[tok.pad_token_id] * (width - len(r)) for r in rows]
+            ids = [r + p if side == "right" else p + r for r, p in zip(rows, pad, strict=True)]
+            mask = [[int(t != tok.pad_token_id) for t in r] for r in ids]
+            got = model(input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask)).logits
+            for k in range(2):
+                torch.testing.assert_close(got[k], alone[k], atol=1e-5, rtol=1e-4)
+
+
+def test_an_unloadable_base_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(ModelDirError, match=r"base='/nonexistent/model'.*cannot be loaded"):
+        load_classifier("/nonexistent/model", {0: "reward"})
+
+
+_PLAIN = """
+import json, sys, torch
+from transformers import AutoModelForSequenceClassification
+d, rows = sys.argv[1], json.loads(sys.argv[2])
+model, info = AutoModelForSequenceClassification.from_pretrained(d, output_loading_info=True)
+with torch.inference_mode():
+    logits = [model.eval()(input_ids=torch.tensor([r])).logits[0].tolist() for r in rows]
+print(json.dumps({"logits": logits, "missing": sorted(info["missing_keys"]),
+                  "tinyjudge": any(m.startswith("tinyjudge") for m in sys.modules)}))
+"""
+
+
+@pytest.mark.parametrize("which", ["qwen2", "llama"], ids=str)
+def test_a_decoder_distils_saves_and_reloads_in_plain_transformers(
+    tiny_decoders, small: TrainingSet, tmp_path: Path, which
+) -> None:
+    model = make_model("transformer", "compliance", base=str(tiny_decoders[which]), **FAST)
+    model.fit(small.items[:64], small.y_hard[:64])
+    assert model.card_["codec"] == "chat" and model.tier == "transformer"
+    d = model.save(tmp_path / which)
+    again = load_model(d)
+    items = small.items[:12]
+    np.testing.assert_allclose(again.predict_proba(items), model.predict_proba(items), atol=1e-6)
+    views = model.views_of(items[:3])
+    rows = model.codec_.encode(views, model.config.max_length).ids
+    res = subprocess.run(
+        [sys.executable, "-c", _PLAIN, str(d), json.dumps(rows)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd="/",
+    )
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert out["missing"] == [] and out["tinyjudge"] is False
+    ours = model.set_params(precision="fp32").logits(views)
+    np.testing.assert_allclose(out["logits"], ours, atol=1e-5)
+
+
+def test_the_tier_is_transformer_and_encoder_is_its_alias(tiny_bert) -> None:
+    new = make_model("transformer", "compliance", base=str(tiny_bert))
+    old = make_model("encoder", "compliance", base=str(tiny_bert))
+    assert type(new) is TransformerRM and new.tier == "transformer"
+    assert isinstance(old, EncoderRM) and isinstance(old, TransformerRM) and old.tier == "encoder"
+    # the rubric's options under the first name reach the new name too
+    pushback = make_model("transformer", "pushback_under_pressure")
+    assert (pushback.config.epochs, pushback.config.max_length) == (3, 256)
+
+
+def test_options_are_typed_and_checked(tiny_bert) -> None:
+    model = make_model("transformer", "compliance", base=str(tiny_bert), grad_accum=2)
+    assert model.config.grad_accum == 2 and model.get_params()["grad_accum"] == 2
+    with pytest.raises(UsageError, match=r"unknown option\(s\) \['epoch'\] for the transformer"):
+        TransformerRM("compliance", epoch=2)
+    with pytest.raises(Exception, match=r"option grad_accum=1.5 .* expected a whole number"):
+        make_model("transformer", "compliance", grad_accum=1.5)
+    from sklearn.base import clone
+
+    twin = clone(model)
+    assert twin.config == model.config and twin.config is not model.config
+
+
+@pytest.mark.parametrize(
+    ("device", "match"),
+    [("tpu", r"device='tpu' is not a device; devices: \['auto', 'cpu', 'cuda', 'mps'\]")],
+    ids=["unknown"],
+)
+def test_device_errors_name_the_parameter(device, match) -> None:
+    with pytest.raises(UsageError, match=match) as info:
+        resolve_device(device)
+    assert info.value.param == "device"
+
+
+def test_a_missing_gpu_is_one_line() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    with pytest.raises(UsageError, match=r"device='cuda': this machine has no CUDA device"):
+        resolve_device("cuda")
+    assert resolve_device("auto").type in ("cpu", "mps")
+
+
+def test_a_seeded_fit_is_repeatable_and_checkpointing_changes_nothing(
+    tiny_bert, small: TrainingSet
+) -> None:
+    items, y = small.items[:48], small.y_hard[:48]
+    runs = [
+        TransformerRM(base=str(tiny_bert), **FAST, **extra).fit(items, y)
+        for extra in ({}, {}, {"grad_checkpointing": True})
+    ]
+    P = [m.predict_proba(items[:16]) for m in runs]
+    np.testing.assert_array_equal(P[0], P[1])
+    assert runs[2].model_.is_gradient_checkpointing and not runs[0].model_.is_gradient_checkpointing
+    np.testing.assert_allclose(P[2], P[0], atol=1e-5)
+
+
+def test_gradient_accumulation_takes_fewer_optimizer_steps(tiny_bert, small: TrainingSet) -> None:
+    items, y = small.items[:64], small.y_hard[:64]
+    plain = TransformerRM(base=str(tiny_bert), **FAST).fit(items, y)
+    accum = TransformerRM(base=str(tiny_bert), **{**FAST, "batch_size": 8}, grad_accum=2).fit(
+        items, y
+    )
+    assert plain.card_["steps"] == 4 and accum.card_["steps"] == 4  # 64 / 16, (64 / 8) / 2
+    # same examples per optimizer step, but micro-batches of 8 average differently: close
+    assert np.abs(plain.predict_proba(items) - accum.predict_proba(items)).max() < 0.05
+
+
+def test_the_best_epoch_on_the_validation_split_is_kept(tiny_bert, small: TrainingSet) -> None:
+    train, val = small.items[::2], small.items[1::2]
+    y_train, y_val = small.y_hard[::2], small.y_hard[1::2]
+    model = TransformerRM(base=str(tiny_bert), **{**FAST, "epochs": 3, "lr": 2e-2}).fit(
+        train, y_train, eval_set=(val, y_val)
+    )
+    scores = model.card_["validation_by_epoch"]
+    assert len(scores) == 3
+    assert model.card_["best_epoch"] == int(np.argmax(scores)) + 1
+    P = model.predict_proba(val)
+    Y = model._targets(val, y_val)
+    assert float(np.mean((Y * np.log(P)).sum(axis=1))) == pytest.approx(max(scores), abs=1e-5)
+
+
+def _torchrun(files: Path, base: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    cmd = [
+        str(Path(sys.executable).with_name("torchrun")),
+        "--nproc-per-node",
+        "2",
+        "--master-port",
+        "0",
+        "-m",
+        "tinyjudge",
+        "distill",
+        str(files / "items.jsonl"),
+        str(files / "labels.jsonl"),
+        "--source",
+        "judge:gpt-4",
+        "--rubric",
+        "compliance",
+        "--tier",
+        "transformer",
+        *[
+            a
+            for kv in ("base=" + str(base), "max_length=32", "epochs=2", "device=cpu")
+            for a in ("--param", kv)
+        ],
+        *extra,
+        "--out",
+        str(out),
+    ]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")]),
+    }
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, cwd=out.parent)
+
+
+def test_torchrun_trains_one_data_parallel_run(
+    xs: Imported, tiny_bert: Path, tmp_path: Path
+) -> None:
+    files = tmp_path / "data"
+    files.mkdir()
+    write_jsonl(files / "items.jsonl", xs.items[:200])
+    write_jsonl(files / "labels.jsonl", xs.labels)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    res = _torchrun(files, tiny_bert, runs / "ddp")
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert [p.name for p in runs.iterdir()] == ["ddp"]  # one output directory, nothing else
+    assert res.stdout.count("compliance-transformer (transformer): trained on 160") == 1
+    assert res.stdout.count("agreement with judge:gpt-4") == 1  # one summary
+    card = json.loads((runs / "ddp" / "tinyjudge.json").read_text())["card"]
+    ddp = card["data_parallel"]
+    # 160 training items, 80 a rank, 5 steps of 16 an epoch: half of one process's 10
+    assert ddp["world_size"] == 2 and ddp["steps_by_rank"] == [10, 10]
+    assert ddp["examples_by_rank"] == [160, 160] and ddp["replicas_in_sync"] is True
+    assert len(card["validation_by_epoch"]) == 2  # rank 0 validated each epoch
+    assert load_model(runs / "ddp").predict_proba(xs.items[:3]).shape == (3, 3)
