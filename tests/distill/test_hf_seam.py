@@ -190,6 +190,7 @@ def test_the_tier_is_transformer_and_encoder_is_its_alias(tiny_bert) -> None:
 def test_options_are_typed_and_checked(tiny_bert) -> None:
     model = make_model("transformer", "compliance", base=str(tiny_bert), grad_accum=2)
     assert model.config.grad_accum == 2 and model.get_params()["grad_accum"] == 2
+    assert model.grad_accum == 2  # every option an attribute, as scikit-learn has it
     with pytest.raises(UsageError, match=r"unknown option\(s\) \['epoch'\] for the transformer"):
         TransformerRM("compliance", epoch=2)
     with pytest.raises(Exception, match=r"option grad_accum=1.5 .* expected a whole number"):
@@ -231,7 +232,8 @@ def test_a_seeded_fit_is_repeatable_and_checkpointing_changes_nothing(
     ]
     P = [m.predict_proba(items[:16]) for m in runs]
     np.testing.assert_array_equal(P[0], P[1])
-    assert runs[2].model_.is_gradient_checkpointing and not runs[0].model_.is_gradient_checkpointing
+    assert runs[2].model_.is_activation_checkpointing
+    assert not runs[0].model_.is_activation_checkpointing
     np.testing.assert_allclose(P[2], P[0], atol=1e-5)
 
 

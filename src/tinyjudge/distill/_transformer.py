@@ -95,6 +95,9 @@ class TransformerConfig:
     batch_items: int = 32
 
 
+_FIELDS = frozenset(f.name for f in fields(TransformerConfig))
+
+
 def soft_ce(logits: Any, targets: Any, weights: Any) -> Any:
     """Weighted cross-entropy against soft targets (KL to the teacher up to a constant)."""
     logp = logits.float().log_softmax(-1)
@@ -175,6 +178,13 @@ class TransformerRM(RewardModel):
                 setattr(self, key, params.pop(key))
         self.config = self._with_options(self.config, params)
         return self
+
+    def __getattr__(self, name: str) -> Any:
+        # scikit-learn's convention, every parameter an attribute: model.epochs
+        config = self.__dict__.get("config")
+        if config is not None and name in _FIELDS:
+            return getattr(config, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _meta_params(self) -> dict[str, Any]:
         return {f.name: getattr(self.config, f.name) for f in fields(self.config)}
