@@ -317,3 +317,87 @@ def test_torchrun_trains_one_data_parallel_run(
     assert ddp["examples_by_rank"] == [160, 160] and ddp["replicas_in_sync"] is True
     assert len(card["validation_by_epoch"]) == 2  # rank 0 validated each epoch
     assert load_model(runs / "ddp").predict_proba(xs.items[:3]).shape == (3, 3)
+
+
+def test_list_options_take_a_comma_separated_string() -> None:
+    model = make_model("transformer", "compliance", lora_target_modules="q_proj, v_proj")
+    assert model.config.lora_target_modules == ["q_proj", "v_proj"]
+    from tinyjudge.distill import parse_params
+
+    given = parse_params(["lora_target_modules=query,value", "lora_r=8"])
+    model = make_model("transformer", "compliance", **given)
+    assert (model.config.lora_target_modules, model.config.lora_r) == (["query", "value"], 8)
+
+
+@pytest.mark.parametrize("which", ["bert", "qwen2"], ids=str)
+def test_a_lora_adapter_keeps_its_head_through_save_and_reload(
+    tiny_bert, tiny_decoders, small: TrainingSet, tmp_path: Path, which
+) -> None:
+    base = tiny_bert if which == "bert" else tiny_decoders[which]
+    model = TransformerRM(base=str(base), **{**FAST, "epochs": 2}, lora_r=4).fit(
+        small.items[:64], small.y_hard[:64]
+    )
+    d = model.save(tmp_path / "lora")
+    names = {p.name for p in d.iterdir()}
+    assert {"adapter_config.json", "adapter_model.safetensors"} <= names
+    assert "model.safetensors" not in names  # the base is not copied
+    files = json.loads((d / "tinyjudge.json").read_text())["files"]
+    assert "adapter_model.safetensors" in files  # bound by hash like the weights
+    items = small.items[:16]
+    again = load_model(d)
+    np.testing.assert_allclose(again.predict_proba(items), model.predict_proba(items), atol=1e-6)
+    # the trained head is in the adapter file: a fresh head would score differently
+    from safetensors.numpy import load_file
+
+    saved = load_file(d / "adapter_model.safetensors")
+    head = "classifier" if which == "bert" else "score"
+    assert any(head in k for k in saved), sorted(saved)
+
+
+def test_cli_lora_with_target_modules_then_export_merge(
+    xs: Imported, tiny_decoders, tmp_path: Path, cli
+) -> None:
+    write_jsonl(tmp_path / "items.jsonl", xs.items[:120])
+    write_jsonl(tmp_path / "labels.jsonl", xs.labels)
+    params = [f"base={tiny_decoders['qwen2']}", "max_length=48", "epochs=1", "lora_r=4"]
+    params += ["lora_target_modules=q_proj,v_proj", "device=cpu"]
+    res = cli(
+        "distill",
+        tmp_path / "items.jsonl",
+        tmp_path / "labels.jsonl",
+        "--source",
+        "judge:gpt-4",
+        "--rubric",
+        "compliance",
+        "--tier",
+        "transformer",
+        *[a for p in params for a in ("--param", p)],
+        "--out",
+        tmp_path / "lora",
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    meta = json.loads((tmp_path / "lora" / "tinyjudge.json").read_text())
+    assert meta["params"]["lora_target_modules"] == ["q_proj", "v_proj"]
+    adapter = json.loads((tmp_path / "lora" / "adapter_config.json").read_text())
+    assert sorted(adapter["target_modules"]) == ["q_proj", "v_proj"]
+    res = cli("export", tmp_path / "lora", "--merge", "--out", tmp_path / "merged")
+    assert res.returncode == 0, res.stderr[-2000:]
+    lora, merged = load_model(tmp_path / "lora"), load_model(tmp_path / "merged")
+    assert merged.config.lora_r == 0 and (tmp_path / "merged" / "model.safetensors").is_file()
+    views = lora.views_of(xs.items[:3])
+    rows = lora.codec_.encode(views, lora.config.max_length).ids
+    plain = subprocess.run(
+        [sys.executable, "-c", _PLAIN, str(tmp_path / "merged"), json.dumps(rows)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd="/",
+    )
+    assert plain.returncode == 0, plain.stderr
+    out = json.loads(plain.stdout.strip().splitlines()[-1])
+    assert out["missing"] == []
+    np.testing.assert_allclose(
+        out["logits"], lora.set_params(precision="fp32").logits(views), atol=1e-4
+    )
+    res = cli("export", tmp_path / "merged", "--merge", "--out", tmp_path / "again")
+    assert res.returncode == 2 and "without a LoRA adapter" in res.stderr

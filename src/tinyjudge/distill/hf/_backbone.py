@@ -51,19 +51,21 @@ def ensure_pad(tokenizer: Any, model: Any) -> None:
     pad, eos = tokenizer.pad_token_id, tokenizer.eos_token_id
     if is_decoder(model.config) and (pad is None or pad == eos):
         tokenizer.add_special_tokens({"pad_token": PAD_TOKEN})
-        if len(tokenizer) > model.get_input_embeddings().num_embeddings:
-            model.resize_token_embeddings(len(tokenizer))
+    if len(tokenizer) > model.get_input_embeddings().num_embeddings:
+        model.resize_token_embeddings(len(tokenizer))
     model.config.pad_token_id = tokenizer.pad_token_id
     text_config = model.config.get_text_config()
     text_config.pad_token_id = tokenizer.pad_token_id
 
 
-def load_classifier(base: str, labels: dict[int, str]) -> tuple[Any, Any]:
+def load_classifier(base: str, labels: dict[int, str], tokenizer: Any = None) -> tuple[Any, Any]:
     """``(model, tokenizer)``: ``base`` with a fresh head, one output per label, in float32.
 
     Args:
         base: a local directory or hub id (``all-MiniLM-L6-v2`` resolves offline).
         labels: output index -> name (``{0: "reward"}`` for a scalar reward).
+        tokenizer: the tokenizer to use instead of the base's (a saved adapter's,
+            which may hold the pad token added at training).
 
     Raises:
         ModelDirError: ``base`` cannot be read as a model and tokenizer.
@@ -73,7 +75,7 @@ def load_classifier(base: str, labels: dict[int, str]) -> tuple[Any, Any]:
 
     path = resolve_encoder(base)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(path)
+        tokenizer = tokenizer or AutoTokenizer.from_pretrained(path)
         config = AutoConfig.from_pretrained(
             path,
             num_labels=len(labels),

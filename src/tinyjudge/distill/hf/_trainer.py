@@ -149,7 +149,8 @@ def train(
     )
     if plan.grad_checkpointing:
         _enable_checkpointing(model)
-    opt = torch.optim.AdamW(model.parameters(), lr=plan.lr, weight_decay=plan.weight_decay)
+    trained = [p for p in model.parameters() if p.requires_grad]  # LoRA freezes the body
+    opt = torch.optim.AdamW(trained, lr=plan.lr, weight_decay=plan.weight_decay)
     rank, world = acc.process_index, acc.num_processes
     probe = np.random.default_rng(plan.seed)  # the batch count does not depend on the order
     per_epoch = len(_epoch_batches(probe, tasks, plan.batch_size, 0, world))
