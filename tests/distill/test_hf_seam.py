@@ -265,10 +265,9 @@ def test_the_best_epoch_on_the_validation_split_is_kept(tiny_bert, small: Traini
 def _torchrun(files: Path, base: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     cmd = [
         str(Path(sys.executable).with_name("torchrun")),
+        "--standalone",  # a free port on this machine
         "--nproc-per-node",
         "2",
-        "--master-port",
-        "0",
         "-m",
         "tinyjudge",
         "distill",
