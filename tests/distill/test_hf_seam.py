@@ -400,3 +400,23 @@ def test_cli_lora_with_target_modules_then_export_merge(
     )
     res = cli("export", tmp_path / "merged", "--merge", "--out", tmp_path / "again")
     assert res.returncode == 2 and "without a LoRA adapter" in res.stderr
+
+
+def test_the_gpu_check_runs_at_a_tiny_size_on_the_cpu(tmp_path: Path) -> None:
+    out = tmp_path / "gpu_check.json"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO / "bench")])}
+    res = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "gpu_check.py"), "--smoke", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    got = json.loads(out.read_text())
+    assert got["smoke"] is True
+    fold = got["cross_encoder"]
+    assert fold["n_test"] > 0 and set(fold) >= {"linear", "transformer", "held_out"}
+    assert -1.0 <= fold["transformer"]["cohen_kappa_vs_gpt4o"] <= 1.0
+    speed = got["decoder_speed"]
+    assert speed["steps"] == 3 and speed["tokens_per_s"] > 0 and 0 < speed["mfu"] < 1
