@@ -150,6 +150,19 @@ print(json.dumps({"logits": logits, "missing": sorted(info["missing_keys"]),
 """
 
 
+def _plain_logits(model_dir: Path, rows: list[list[int]]) -> dict:
+    """Logits of token-id rows from plain transformers, in a process without tinyjudge."""
+    res = subprocess.run(
+        [sys.executable, "-c", _PLAIN, str(model_dir), json.dumps(rows)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd="/",
+    )
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
 @pytest.mark.parametrize("which", ["qwen2", "llama"], ids=str)
 def test_a_decoder_distils_saves_and_reloads_in_plain_transformers(
     tiny_decoders, small: TrainingSet, tmp_path: Path, which
@@ -163,15 +176,7 @@ def test_a_decoder_distils_saves_and_reloads_in_plain_transformers(
     np.testing.assert_allclose(again.predict_proba(items), model.predict_proba(items), atol=1e-6)
     views = model.views_of(items[:3])
     rows = model.codec_.encode(views, model.config.max_length).ids
-    res = subprocess.run(
-        [sys.executable, "-c", _PLAIN, str(d), json.dumps(rows)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd="/",
-    )
-    assert res.returncode == 0, res.stderr
-    out = json.loads(res.stdout.strip().splitlines()[-1])
+    out = _plain_logits(d, rows)
     assert out["missing"] == [] and out["tinyjudge"] is False
     ours = model.set_params(precision="fp32").logits(views)
     np.testing.assert_allclose(out["logits"], ours, atol=1e-5)
@@ -385,15 +390,7 @@ def test_cli_lora_with_target_modules_then_export_merge(
     assert merged.config.lora_r == 0 and (tmp_path / "merged" / "model.safetensors").is_file()
     views = lora.views_of(xs.items[:3])
     rows = lora.codec_.encode(views, lora.config.max_length).ids
-    plain = subprocess.run(
-        [sys.executable, "-c", _PLAIN, str(tmp_path / "merged"), json.dumps(rows)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd="/",
-    )
-    assert plain.returncode == 0, plain.stderr
-    out = json.loads(plain.stdout.strip().splitlines()[-1])
+    out = _plain_logits(tmp_path / "merged", rows)
     assert out["missing"] == []
     np.testing.assert_allclose(
         out["logits"], lora.set_params(precision="fp32").logits(views), atol=1e-4
