@@ -417,3 +417,32 @@ def test_the_gpu_check_runs_at_a_tiny_size_on_the_cpu(tmp_path: Path) -> None:
     assert -1.0 <= fold["transformer"]["cohen_kappa_vs_gpt4o"] <= 1.0
     speed = got["decoder_speed"]
     assert speed["steps"] == 3 and speed["tokens_per_s"] > 0 and 0 < speed["mfu"] < 1
+
+
+def test_a_decoder_model_scores_from_the_cli_and_serves_a_request(
+    tiny_decoders, small: TrainingSet, tmp_path: Path, cli
+) -> None:
+    import httpx
+
+    from tinyjudge.serve import create_app
+
+    from ..serve.conftest import running
+
+    model = TransformerRM(base=str(tiny_decoders["qwen2"]), **FAST).fit(
+        small.items[:48], small.y_hard[:48]
+    )
+    d = model.save(tmp_path / "qwen2")
+    items = small.items[:6]
+    expected = model.score_items(items)
+    write_jsonl(tmp_path / "items.jsonl", items)
+    res = cli("score", d, tmp_path / "items.jsonl", "--out", tmp_path / "scored.jsonl")
+    assert res.returncode == 0, res.stderr[-2000:]
+    scored = [json.loads(line) for line in (tmp_path / "scored.jsonl").read_text().splitlines()]
+    assert [s["label"] for s in scored] == [e.label for e in expected]
+    for s, e in zip(scored, expected, strict=True):
+        assert s["probs"] == pytest.approx(e.probs, abs=1e-6)
+    payload = {"items": [items[0].model_dump(mode="json", exclude_none=True)]}
+    with running(create_app(load_model(d))) as url:
+        r = httpx.post(f"{url}/score", json=payload, timeout=60)
+    assert r.status_code == 200, r.text
+    assert r.json()["labels"][0]["probs"] == pytest.approx(expected[0].probs, abs=1e-6)
