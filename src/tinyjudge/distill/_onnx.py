@@ -67,6 +67,11 @@ def export_onnx(
     model = load_model(d, calibrated=False)
     if not isinstance(model, TransformerRM):
         raise TinyjudgeError(f"{d}: a {model.tier}-tier model; only the encoder tier exports")
+    if model.config.lora_r > 0:
+        raise TinyjudgeError(
+            f"{d}: a LoRA adapter; merge it into a plain directory first "
+            "(export_merged(model_dir, out_dir)), then export that one to ONNX"
+        )
     if model.codec_.kind != "pair":
         raise TinyjudgeError(
             f"{d}: a transformer-tier model on a decoder ({model.model_.config.model_type}); "

@@ -41,7 +41,7 @@ def resolve_encoder(name_or_path: str) -> str:
 
 
 def ensure_pad(tokenizer: Any, model: Any) -> None:
-    """Give a decoder a pad token of its own, and ``config.pad_token_id`` for the head.
+    """Give a model a pad token of its own where it needs one; set ``config.pad_token_id``.
 
     A sequence classifier pools the last token that is not the pad token; a
     tokenizer padding with its end-of-sequence token would hide a real final
@@ -49,7 +49,7 @@ def ensure_pad(tokenizer: Any, model: Any) -> None:
     token. Its embedding is never read: padding is masked and never pooled.
     """
     pad, eos = tokenizer.pad_token_id, tokenizer.eos_token_id
-    if is_decoder(model.config) and (pad is None or pad == eos):
+    if pad is None or (is_decoder(model.config) and pad == eos):
         tokenizer.add_special_tokens({"pad_token": PAD_TOKEN})
     if len(tokenizer) > model.get_input_embeddings().num_embeddings:
         model.resize_token_embeddings(len(tokenizer))
