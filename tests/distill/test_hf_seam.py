@@ -446,3 +446,8 @@ def test_a_decoder_model_scores_from_the_cli_and_serves_a_request(
         r = httpx.post(f"{url}/score", json=payload, timeout=60)
     assert r.status_code == 200, r.text
     assert r.json()["labels"][0]["probs"] == pytest.approx(expected[0].probs, abs=1e-6)
+    from tinyjudge.distill import export_onnx
+    from tinyjudge.errors import TinyjudgeError
+
+    with pytest.raises(TinyjudgeError, match=r"on a decoder \(qwen2\); only the encoder tier"):
+        export_onnx(d)
