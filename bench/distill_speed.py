@@ -163,8 +163,17 @@ def transformer_speed(items: list[Item], ts, device: str, n_train: int, n_infer:
                 "codec": model.codec_.kind,
                 **rows,
             }
+            # Saved after each backbone: a run cut short keeps what it measured.
+            _save("transformer", {**out, "n_train": n_train, "n_infer": n_infer, "partial": True})
     out["n_train"], out["n_infer"] = n_train, n_infer
     return out
+
+
+def _save(tier: str, result: dict) -> None:
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    saved = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    saved[tier] = result
+    RESULTS.write_text(json.dumps(saved, indent=2) + "\n")
 
 
 def main() -> None:
@@ -273,10 +282,7 @@ def main() -> None:
     result["cpus"] = os.cpu_count()
     result["command"] = " ".join([".venv/bin/python", *sys.argv])
     print(json.dumps(result, indent=2))
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    saved = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    saved[args.tier] = result
-    RESULTS.write_text(json.dumps(saved, indent=2) + "\n")
+    _save(args.tier, result)
 
 
 if __name__ == "__main__":
