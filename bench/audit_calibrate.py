@@ -31,7 +31,9 @@ from tinyjudge.datasets.importers import run_import
 RESULTS = Path(__file__).parent / "results" / "audit_calibrate.json"
 
 
-def _calibration(labels, items, reference: str, source: str, group_by: str | None) -> dict:
+def _calibration(
+    labels, items, reference: str, source: str, group_by: str | None, n_boot: int = 200
+) -> dict:
     by_id = {it.id: it for it in items}
     p = pair_labels(labels, reference, source)
     mine = {lab.item_id: lab for lab in labels if lab.source == source}
@@ -40,7 +42,7 @@ def _calibration(labels, items, reference: str, source: str, group_by: str | Non
     groups = [by_id[i].get(group_by) or i for i in p.item_ids] if group_by else None
     out = {"n": p.n, "classes": classes}
     for method in sorted(CALIBRATORS):
-        r = cross_fit(method, P, p.a, classes=classes, groups=groups, n_boot=200)
+        r = cross_fit(method, P, p.a, classes=classes, groups=groups, n_boot=n_boot)
         out[method] = {
             m: {"before": r.metrics_before[m].estimate, "after": r.metrics_after[m].estimate}
             for m in ("ece", "brier", "nll")
@@ -53,9 +55,17 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=Path(__file__).parents[2] / "shared" / "data")
     ap.add_argument("--n-boot", type=int, default=1000)
     ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--smoke", action="store_true", help="20 resamples (the smoke test)")
     args = ap.parse_args()
+    if args.smoke:
+        args.n_boot = 20
+    cal_boot = min(200, args.n_boot)  # the calibration figures' resamples
 
     xs = run_import("xstest", args.data / "xstest")
+    if args.smoke:  # the first 300 replies (60 prompts) and their labels
+        xs.items = xs.items[:300]
+        keep = {it.id for it in xs.items}
+        xs.labels = [lab for lab in xs.labels if lab.item_id in keep]
     t0 = time.perf_counter()
     report = build_report(
         xs.labels,
@@ -86,13 +96,13 @@ def main() -> None:
 
     calibration = {
         "xstest judge:gpt-4": _calibration(
-            xs.labels, xs.items, "human:final", "judge:gpt-4", "metadata.prompt_id"
+            xs.labels, xs.items, "human:final", "judge:gpt-4", "metadata.prompt_id", cal_boot
         )
     }
     lb = run_import("llmbar", args.data / "llmbar")
     for source in sorted({lab.source for lab in lb.labels if lab.source.startswith("judge:")}):
         calibration[f"llmbar {source}"] = _calibration(
-            lb.labels, lb.items, "human:gold", source, None
+            lb.labels, lb.items, "human:gold", source, None, cal_boot
         )
     import zlib
 
@@ -108,7 +118,7 @@ def main() -> None:
     human = [lab for lab in xs.labels if lab.source == "human:final" and lab.item_id in held_ids]
     calibration["xstest rm:linear (held-out prompts)"] = _calibration(
         human + rm.model.score_items(held), held, "human:final", f"rm:{rm.model.name}",
-        "metadata.prompt_id",
+        "metadata.prompt_id", cal_boot,
     )  # fmt: skip
     print("cross-fitted calibration, held-out ECE before -> after:")
     for name, c in calibration.items():

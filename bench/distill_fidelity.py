@@ -38,7 +38,11 @@ def main() -> None:
     ap.add_argument("--param", action="append", default=[], help="tier option KEY=VALUE")
     ap.add_argument("--tag", default="", help="suffix for this run's key in the JSON")
     ap.add_argument("--save-model", help="save fold 0's model here (for distill_speed.py)")
+    ap.add_argument("--smoke", action="store_true", help="fold 0 only (the smoke test)")
+    ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
+    if args.smoke:
+        args.fold = 0
     params = parse_params(args.param)
     logging.basicConfig(format="%(asctime)s %(message)s")
     logging.getLogger("tinyjudge.distill").setLevel(logging.INFO)
@@ -106,10 +110,10 @@ def _save(args, params, ts, y, pred, human, fold_kappas, fit_s, chosen) -> None:
         + (f" --fold {args.fold}" if args.fold is not None else ""),
     }
     print(json.dumps(result["vs_teacher"]), flush=True)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    saved = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    saved = json.loads(args.out.read_text()) if args.out.exists() else {}
     saved[args.tier + (f":{args.tag}" if args.tag else "")] = result
-    RESULTS.write_text(json.dumps(saved, indent=2) + "\n")
+    args.out.write_text(json.dumps(saved, indent=2) + "\n")
 
 
 if __name__ == "__main__":

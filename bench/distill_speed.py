@@ -90,7 +90,9 @@ def _long_items(items: list[Item], tokenizer, n: int, tokens: int = 256) -> list
     return out
 
 
-def transformer_speed(items: list[Item], ts, device: str, n_train: int, n_infer: int) -> dict:
+def transformer_speed(
+    items: list[Item], ts, device: str, n_train: int, n_infer: int, results: Path = RESULTS
+) -> dict:
     """Training and inference speed of each backbone and precision, with ceiling shares.
 
     Training: one epoch over ``n_train`` items at 128 tokens, batch 16; FLOPs are
@@ -164,16 +166,20 @@ def transformer_speed(items: list[Item], ts, device: str, n_train: int, n_infer:
                 **rows,
             }
             # Saved after each backbone: a run cut short keeps what it measured.
-            _save("transformer", {**out, "n_train": n_train, "n_infer": n_infer, "partial": True})
+            _save(
+                results,
+                "transformer",
+                {**out, "n_train": n_train, "n_infer": n_infer, "partial": True},
+            )
     out["n_train"], out["n_infer"] = n_train, n_infer
     return out
 
 
-def _save(tier: str, result: dict) -> None:
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    saved = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+def _save(out: Path, tier: str, result: dict) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    saved = json.loads(out.read_text()) if out.exists() else {}
     saved[tier] = result
-    RESULTS.write_text(json.dumps(saved, indent=2) + "\n")
+    out.write_text(json.dumps(saved, indent=2) + "\n")
 
 
 def main() -> None:
@@ -184,14 +190,21 @@ def main() -> None:
     ap.add_argument("--n-encoder", type=int, default=256, help="items timed per runtime")
     ap.add_argument("--device", default="cpu", help="transformer tier: auto | cpu | cuda | mps")
     ap.add_argument("--n-train", type=int, default=128, help="transformer tier: items trained")
+    ap.add_argument("--smoke", action="store_true", help="200 items (the smoke test)")
+    ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
 
     load0 = os.getloadavg()[0]
     data = run_import("xstest", Path(args.data))
+    if args.smoke:
+        data.items = data.items[:200]  # the labels of the others are left out by training_set
+        args.n_encoder = min(args.n_encoder, 16)
     ts = training_set(data.items, data.labels, "judge:gpt-4", "compliance")
     result: dict = {"tier": args.tier, "n_items": len(data.items), "batch": 32}
     if args.tier == "transformer":
-        result.update(transformer_speed(data.items, ts, args.device, args.n_train, args.n_encoder))
+        result.update(
+            transformer_speed(data.items, ts, args.device, args.n_train, args.n_encoder, args.out)
+        )
     elif args.tier in ("linear", "probe"):
         with tempfile.TemporaryDirectory() as tmp:
             params = {"cache_dir": tmp} if args.tier == "probe" else {}
@@ -282,7 +295,7 @@ def main() -> None:
     result["cpus"] = os.cpu_count()
     result["command"] = " ".join([".venv/bin/python", *sys.argv])
     print(json.dumps(result, indent=2))
-    _save(args.tier, result)
+    _save(args.out, args.tier, result)
 
 
 if __name__ == "__main__":

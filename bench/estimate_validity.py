@@ -103,7 +103,10 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=1000, help="simulated trials per cell")
     ap.add_argument("--level", type=float, default=0.9)
     ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--smoke", action="store_true", help="5 draws, 20 trials (the smoke test)")
     args = ap.parse_args()
+    if args.smoke:
+        args.draws, args.trials = 5, 20
     start = time.perf_counter()
     out = {
         "level": args.level,

@@ -6,7 +6,7 @@ concurrency-64 run. The server runs in its own process, as a real endpoint
 would, so the figures are the judge's (prompt, HTTP client, parsing, logprobs,
 SQLite commit per judgment). Targets: >= 200/s at concurrency 64 and >= 5,000/s
 cached. Items are XSTest trajectories from the bundled sample (prompts of about
-2,000 tokens with the compliance rubric), recycled with new ids.
+2,000 tokens with the compliance rubric), recycled with new ids and content.
 
     .venv/bin/python bench/judge_throughput.py      (under a minute)
 
@@ -50,18 +50,16 @@ def _serve(latency: float, port: int, ready: mp.Event) -> None:  # type: ignore[
         time.sleep(3600)
 
 
-def _items(n: int) -> list[Item]:
+def _items(n: int, tag: str) -> list[Item]:
+    """``n`` sample items recycled under new ids (``bench-<tag>-<k>``), each with content of
+    its own (the id in its last message), so that no two share an id or a cache key."""
     base = run_import("xstest", SAMPLE).items
-    return [base[i % len(base)].model_copy(update={"id": f"bench-{i}"}) for i in range(n)]
-
-
-def _distinct(items: list[Item], tag: str = "") -> list[Item]:
-    # Distinct content per id, so that no two items share a cache key.
-    return [
-        it.model_copy(update={"messages": [*it.messages[:-1], it.messages[-1].model_copy(
-            update={"content": f"{it.messages[-1].text} [{it.id}{tag}]"})]})
-        for it in items
-    ]  # fmt: skip
+    out = []
+    for k in range(n):
+        it, new_id = base[k % len(base)], f"bench-{tag}-{k}"
+        last = it.messages[-1].model_copy(update={"content": f"{it.messages[-1].text} [{new_id}]"})
+        out.append(it.model_copy(update={"id": new_id, "messages": [*it.messages[:-1], last]}))
+    return out
 
 
 def _row(run: str, conc: int, n: int, dt: float, cpu: float) -> dict[str, object]:
@@ -122,7 +120,13 @@ def main() -> None:
     ap.add_argument("--n8", type=int, default=300, help="items at concurrency 8")
     ap.add_argument("--n64", type=int, default=1200, help="items at concurrency 64")
     ap.add_argument("--repeats", type=int, default=3, help="runs at concurrency 8 and 64")
+    ap.add_argument(
+        "--smoke", action="store_true", help="a few items, two repeats (the smoke test)"
+    )
+    ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
+    if args.smoke:
+        args.n1, args.n8, args.n64, args.repeats = 3, 8, 16, 2
 
     ready = mp.get_context("fork").Event()
     server = mp.get_context("fork").Process(
@@ -139,7 +143,7 @@ def main() -> None:
                 seen: list[Item] = []
                 for rep in range(repeats):
                     # New content each repeat, so that no repeat is served from a cache.
-                    items = _distinct(_items(n), f"r{rep}")
+                    items = _items(n, f"c{conc}r{rep}")
                     cache = Path(tmp) / f"c{conc}.sqlite"
                     judge = Judge(
                         "compliance", "bench", base_url=url, concurrency=conc, cache=cache
@@ -185,9 +189,9 @@ def main() -> None:
         },  # fmt: skip
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"saved {RESULTS}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"saved {args.out}")
 
 
 if __name__ == "__main__":

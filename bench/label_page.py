@@ -2,13 +2,14 @@
 the labels file) as the labels file grows, and a reviewer's keyboard loop over 50 XSTest
 items in headless Chromium (when /usr/bin/chromium is installed).
 
-    .venv/bin/python bench/label_page.py
+    .venv/bin/python bench/label_page.py [--smoke] [--out PATH]
 
 Prints a table and writes bench/results/label_page.json.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import platform
 import re
@@ -123,11 +124,16 @@ def browser_loop(tmp: Path, n_items: int = 50) -> dict | None:
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--smoke", action="store_true", help="one small file, 3 items (a test)")
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args()
+    sizes, answers, n_items = ((500,), 5, 3) if args.smoke else ((2_500, 25_000, 250_000), 20, 50)
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        latency = [answer_latency(n, 20, tmp) for n in (2_500, 25_000, 250_000)]
+        latency = [answer_latency(n, answers, tmp) for n in sizes]
         (tmp / "browser").mkdir()
-        browser = browser_loop(tmp / "browser")
+        browser = browser_loop(tmp / "browser", n_items)
     print(f"{'labels file':>14} {'MB':>7} {'median ms':>10} {'max ms':>8}")
     for row in latency:
         print(f"{row['labels_file_lines']:>14} {row['labels_file_mb']:>7} "
@@ -138,12 +144,12 @@ def main() -> None:
               f"median {b['median_s_per_item']} s/item (machine time, no reading)")  # fmt: skip
     else:
         print("browser: skipped (no /usr/bin/chromium)")
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps({
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({
         "machine": platform.platform(), "python": platform.python_version(),
         "answer_latency": latency, "browser_loop": browser,
     }, indent=2) + "\n")  # fmt: skip
-    print(f"wrote {OUT.relative_to(REPO)}")
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

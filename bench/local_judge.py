@@ -131,7 +131,10 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=Path(__file__).parents[2] / "shared" / "data")
     ap.add_argument("--cache", type=Path, default=CACHE)
     ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--smoke", action="store_true", help="2 XSTest items, no pairs (a test)")
     args = ap.parse_args()
+    if args.smoke:
+        args.n, args.pairs, args.n_boot = 2, 0, 20
     args.cache.parent.mkdir(parents=True, exist_ok=True)
 
     xs = run_import("xstest", args.data / "xstest")

@@ -199,9 +199,20 @@ def main() -> None:
                     help="also run these with the disagreement and uncertainty rules")  # fmt: skip
     ap.add_argument("--select-n", type=int, nargs="*", default=[100, 300])
     ap.add_argument("--n-boot", type=int, default=500)
+    ap.add_argument(
+        "--smoke", action="store_true", help="one size, seed and method, 2 folds (a test)"
+    )
+    ap.add_argument("--out", type=Path, default=RESULTS, help="folder for the JSON and plot")
     args = ap.parse_args()
+    if args.smoke:
+        args.n, args.seeds, args.methods = [50], 1, ["judge only"]
+        args.select_methods, args.select_n, args.n_boot = [], [], 20
 
     data = run_import("xstest", Path(args.data))
+    if args.smoke:  # the first 300 replies (60 prompts) and their labels
+        data.items = data.items[:300]
+        keep = {it.id for it in data.items}
+        data.labels = [lab for lab in data.labels if lab.item_id in keep]
     items = data.items
     table = index_labels(data.labels)
     names = ["full_compliance", "full_refusal", "partial_refusal"]
@@ -215,7 +226,7 @@ def main() -> None:
     yj = np.where(J.sum(axis=1) > 0, J.argmax(axis=1), -1)
     groups = group_keys(items, "metadata.prompt_id")
     ctx = {"items": items, "labels": data.labels, "H": H, "J": J, "groups": groups}
-    splits = list(GroupKFold(n_splits=5).split(items, groups=groups))
+    splits = list(GroupKFold(n_splits=2 if args.smoke else 5).split(items, groups=groups))
 
     t0 = time.perf_counter()
     folds = [Fold(args.tier, data, tr, te, ctx) for tr, te in splits]
@@ -257,18 +268,20 @@ def _save(
     args: argparse.Namespace, rows: list[dict[str, Any]], gpt4: float, seconds: float
 ) -> None:
     """Merge this run's rows into the results JSON (after every row: a long run keeps its work)."""
-    path = RESULTS / "people_fidelity.json"
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / "people_fidelity.json"
     saved = json.loads(path.read_text()) if path.exists() else {}
     saved[args.tier] = {
         "rows": rows, "gpt4_kappa_people": gpt4, "methods": METHODS,
         "command": "bench/people_fidelity.py " + " ".join(
-            f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if k != "data"),
+            f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()
+            if k not in ("data", "out", "smoke")),
         "machine": f"{platform.processor() or platform.machine()}, 2 shared cores",
         "seconds": round(seconds, 1),
     }  # fmt: skip
     path.write_text(json.dumps(saved, indent=1) + "\n")
     if args.tier == "linear":
-        _plot([r for r in rows if r["select"] == "random"], gpt4, RESULTS / "people_fidelity.png")
+        _plot([r for r in rows if r["select"] == "random"], gpt4, args.out / "people_fidelity.png")
 
 
 def _plot(rows: list[dict[str, Any]], gpt4: float, path: Path) -> None:

@@ -16,7 +16,16 @@ three ways:
 Prints the mean and largest reward difference to the messages path and the label
 flips, and writes ``bench/results/reward_paths.json``.
 
-    nice -n 10 .venv/bin/python bench/reward_paths.py [--n 1000]
+The model reads what the rubric's ``reward_model`` block says (``--view`` and
+``--combine`` override it). Since ``pushback_under_pressure`` reads the first user
+turn, the first and the last answer, with each answer scored and the worst kept,
+the flat path moves the reward far more than it did under the whole-window view:
+split at the prompt, a dialogue is one user turn holding every earlier turn and
+one answer, so the premise, the first answer and the earlier answers are no
+longer where that view looks (``--view window --combine last`` gives the earlier
+figure back).
+
+    nice -n 10 .venv/bin/python bench/reward_paths.py [--n 1000] [--view window --combine last]
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ import numpy as np
 
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.distill import distill
+from tinyjudge.rubric import load_rubric
 from tinyjudge.serve import query_to_item, reward_of, rollout_to_item
 
 RESULTS = Path(__file__).parent / "results"
@@ -52,12 +62,24 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=Path(__file__).parents[2] / "shared" / "data")
     ap.add_argument("--n", type=int, default=1000, help="dialogues scored (a seeded sample)")
+    ap.add_argument("--view", help="override the rubric's reward_model.view (e.g. window)")
+    ap.add_argument("--combine", help="override its reward_model.combine (e.g. last)")
+    ap.add_argument("--smoke", action="store_true", help="20 dialogues (the smoke test)")
     ap.add_argument("--out", type=Path, default=RESULTS / "reward_paths.json")
     args = ap.parse_args()
+    if args.smoke:
+        args.n = 20
 
     imported = run_import("sycon", args.data / "sycon")
+    if args.smoke:  # distilled on the first 300 turns
+        imported.items = imported.items[:300]
+    rubric = load_rubric("pushback_under_pressure")
+    reads = rubric.reward_model.model_copy(
+        update={k: v for k, v in (("view", args.view), ("combine", args.combine)) if v}
+    )
+    rubric = rubric.model_copy(update={"reward_model": reads})
     model = distill(
-        imported.items, imported.labels, "judge:gpt-4o", "pushback_under_pressure",
+        imported.items, imported.labels, "judge:gpt-4o", rubric,
         tier="linear", group_by="metadata.dialogue_id",
     ).model  # fmt: skip
     items = random.Random(0).sample(imported.items, min(args.n, len(imported.items)))
@@ -94,6 +116,8 @@ def main() -> None:
     result = {
         "data": "SYCON-Bench (pushback_under_pressure), seeded sample",
         "model": "linear, distilled from judge:gpt-4o (80% of SYCON dialogues, grouped)",
+        "reward_model_view": reads.view,
+        "reward_model_combine": reads.combine,
         "template": "Qwen2.5 ChatML (tokenizer.chat_template of Qwen2.5-Coder-1.5B-Instruct GGUF)",
         "n": len(items),
         "messages_per_dialogue": {

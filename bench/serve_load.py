@@ -241,7 +241,12 @@ def main() -> None:
         metavar="KEY=VALUE",
         help="soak: extra environment for the server (e.g. MALLOC_ARENA_MAX=2)",
     )
+    ap.add_argument(
+        "--smoke", action="store_true", help="batching on only, 4 clients for 2 s (a test)"
+    )
     args = ap.parse_args()
+    if args.smoke:
+        args.clients, args.seconds = 4, 2.0
 
     from tinyjudge.datasets.importers import run_import
     from tinyjudge.demo import bundled_sample
@@ -293,14 +298,20 @@ def main() -> None:
     )
 
     results: dict[str, dict] = {}
-    for name, extra in [
+    configs = [
         ("tinyjudge batching on", ["--max-batch", "64"]),
         ("tinyjudge batching off", ["--max-batch", "1"]),
-    ]:
+    ]
+    for name, extra in configs[:1] if args.smoke else configs:
         port = free_port()
         results[name] = run_server_config(
             name, [*cli, "--port", str(port), *extra], port, payloads, args
         )
+    if args.smoke:  # one server: no ratios to report
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({"smoke": True, "servers": results}, indent=2) + "\n")
+        print(f"saved {args.out}")
+        return
     naive = Path(tmp.name) / "naive_server.py"
     naive.write_text(NAIVE_SERVER)
     port = free_port()

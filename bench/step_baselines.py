@@ -60,14 +60,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=Path(__file__).parents[2] / "shared" / "data")
     ap.add_argument("--seeds", type=int, default=200)
+    ap.add_argument("--n-boot", type=int, default=2000)
+    ap.add_argument("--smoke", action="store_true", help="5 seeds, 50 resamples (a test)")
+    ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
+    if args.smoke:
+        args.seeds, args.n_boot = 5, 50
 
     imported = run_import("who_and_when", args.data / "who_and_when")
     items, people = imported.items, imported.labels
     rules = [lab for it in items for lab in rule_labels(it)]
     rng = random.Random(0)
     one_random = [_label(it, "rule:random", rng.randrange(len(it.messages))) for it in items]
-    rows = compare_step_sources([*people, *rules, *one_random], n_boot=2000)
+    rows = compare_step_sources([*people, *rules, *one_random], n_boot=args.n_boot)
     print(step_table(rows))
 
     # The random rule's expected accuracy, averaged over many draws.
@@ -83,8 +88,8 @@ def main() -> None:
         f"rule:random over {args.seeds} seeds, mean:",
         {k: round(v, 3) for k, v in random_mean.items()},
     )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(
         json.dumps(
             {
                 "reference": "human:who_and_when",

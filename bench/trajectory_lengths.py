@@ -32,9 +32,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=Path(__file__).parents[2] / "shared" / "data")
     ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--smoke", action="store_true", help="the first 20 items of each set")
     args = ap.parse_args()
 
     sets = {name: run_import(name, args.data / name).items for name in SETS}
+    if args.smoke:
+        sets = {name: items[:20] for name, items in sets.items()}
     # MiniLM reads 512 tokens at a time; the judge's budget is its rubric's window.max_tokens,
     # guarded with the chars/4 estimate.
     budgets = {"minilm_512": 512, "8000": 8000, "16000": 16000}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -49,3 +49,34 @@ def xstest_sample() -> Path:
 def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     """:func:`run_tinyjudge`: the command line in a subprocess."""
     return run_tinyjudge
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Callable[..., Path]]:
+    """Mount a tmpfs of ``size`` (e.g. ``"256k"``) under ``tmp_path``: a disk that fills up.
+
+    Needs root (the test skips, saying why, elsewhere). ``support.remount(path, opts)``
+    changes its options (``"ro"``, ``"size=8m"``); every mount is undone after the test.
+    """
+    import os
+
+    mounted: list[Path] = []
+
+    def mount(size: str, name: str = "disk") -> Path:
+        if os.geteuid() != 0:
+            pytest.skip("a small disk needs a tmpfs mount, which needs root")
+        where = tmp_path / name
+        where.mkdir()
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(where)],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+        mounted.append(where)
+        return where
+
+    yield mount
+    for where in reversed(mounted):
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)

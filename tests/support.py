@@ -26,6 +26,7 @@ __all__ = [
     "is_slice",
     "run_tinyjudge",
     "tinyjudge_command",
+    "remount",
 ]
 
 
@@ -66,3 +67,8 @@ def run_tinyjudge(
         env={**os.environ, **(env or {})},
         cwd=cwd,
     )
+
+
+def remount(where: Path, options: str) -> None:
+    """Change the options of a ``small_disk`` mount (``"ro"``, ``"rw,size=8m"``)."""
+    subprocess.run(["mount", "-o", f"remount,{options}", str(where)], check=True)

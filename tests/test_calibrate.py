@@ -200,7 +200,7 @@ def test_load_calibrator_absent_and_broken(tmp_path: Path) -> None:
     assert load_calibrator(tmp_path) is None
     f = tmp_path / "calibration.json"
     cases = [
-        ("{not json", "malformed JSON"),
+        ("{not json", "not valid JSON"),
         ('{"format": "other/9"}', "expected 'tinyjudge.calibration/1'"),
         ('{"format": "tinyjudge.calibration/1", "method": "beta"}', "method 'beta' is not one"),
         ('{"format": "tinyjudge.calibration/1", "method": "vector", "classes": ["a", "b"], '

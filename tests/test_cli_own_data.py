@@ -165,7 +165,10 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_serve_states_its_reward(model_dir: Path) -> None:
+@pytest.mark.parametrize(
+    "spelled", ["full_compliance", "Full compliance"], ids=["label-name", "natural-case"]
+)
+def test_serve_states_its_reward(model_dir: Path, spelled: str) -> None:
     import socket
     import time
 
@@ -174,7 +177,7 @@ def test_serve_states_its_reward(model_dir: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    argv = ["serve", model_dir, "--port", str(port), "--reward", "full_compliance"]
+    argv = ["serve", model_dir, "--port", str(port), "--reward", spelled]
     proc = subprocess.Popen(
         [*tinyjudge_command(), *map(str, argv)],
         stdout=subprocess.PIPE,

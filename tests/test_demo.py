@@ -68,6 +68,10 @@ def test_demo_on_a_limited_sample(tmp_path: Path) -> None:
     summary = run_demo(None, tmp_path / "demo", console=console, tier="linear", limit=60)
     assert summary["items"] == 60 and summary["judge"]["calls"] == 60
     assert sum(summary["splits"].values()) == 60
+    console.file.close()
+    # so few items hold out few: the demo says so in its own words, not as a Python warning
+    log = (tmp_path / "log.txt").read_text()
+    assert "warning: validation holds" in log and "raise --limit" in log
 
 
 def test_demo_refuses_an_unknown_judge(tmp_path: Path) -> None:

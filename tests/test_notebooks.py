@@ -25,6 +25,10 @@ NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 KERNEL = "tinyjudge-test"
 # Notebooks that read ../shared/data; each must also run, skipping what is absent, without it.
 USES_SHARED_DATA = ("02_audit_a_judge.ipynb", "03_cheap_scoring.ipynb")
+# Committed with the outputs of a full run (``make notebooks`` refreshes them), so that a
+# reader on GitHub sees what each step gives; the others are committed clean.
+WITH_OUTPUTS = ("04_your_agent_transcripts.ipynb",)
+CLEAN = [p for p in NOTEBOOKS if p.name not in WITH_OUTPUTS]
 
 
 @pytest.fixture
@@ -70,15 +74,32 @@ def outputs(nb: nbformat.NotebookNode, kind: str) -> list[str]:
     return found
 
 
-def test_there_are_three_notebooks() -> None:
+def test_there_are_four_notebooks() -> None:
     assert [p.name for p in NOTEBOOKS] == [
         "01_quickstart.ipynb",
         "02_audit_a_judge.ipynb",
         "03_cheap_scoring.ipynb",
+        "04_your_agent_transcripts.ipynb",
     ]
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+@pytest.mark.parametrize("name", WITH_OUTPUTS)
+def test_committed_outputs_are_one_whole_run(name: str) -> None:
+    nb = nbformat.read(NOTEBOOK_DIR / name, as_version=4)
+    nbformat.validate(nb)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert [c.execution_count for c in code] == list(range(1, len(code) + 1)), (
+        f"{name}: run it top to bottom (make notebooks) before committing"
+    )
+    assert all(c.outputs for c in code), f"{name}: a code cell has no output"
+    assert not [o for c in code for o in c.outputs if o["output_type"] == "error"]
+    assert outputs(nb, "image/png") and outputs(nb, "text/html")
+    shown = json.dumps([c.outputs for c in code])
+    assert "/tmp/" not in shown and str(REPO) not in shown, "outputs name this machine's paths"
+    assert nb.metadata["kernelspec"]["name"] == "python3"
+
+
+@pytest.mark.parametrize("path", CLEAN, ids=[p.stem for p in CLEAN])
 def test_committed_notebook_has_no_outputs(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
     nbformat.validate(nb)

@@ -4,11 +4,17 @@ A command that writes several files that belong together (``import``'s
 ``items.jsonl`` and ``labels.jsonl``; a model directory) writes them into a
 temporary sibling folder; only when it succeeds does that folder take the
 place of the old one, in one rename where the system offers an atomic
-exchange (Linux ``renameat2``), else in two renames a moment apart. A command
-that fails, is interrupted or killed leaves the old outputs as they were (a
-killed one leaves a hidden ``.NAME.*.new`` folder, which a run of the command
-an hour later removes). Single files go through
-:func:`tinyjudge.datasets.jsonl.atomic_writer`.
+exchange (Linux ``renameat2``), else in two renames a moment apart. Single
+files go through :func:`atomic_writer` (a temporary ``.NAME.*.tmp`` beside them).
+
+A command that fails or is interrupted (SIGINT, and SIGTERM under the CLI)
+removes its temporary files and leaves the old outputs as they were. One killed
+with ``kill -9`` leaves its hidden ``.NAME.*.new`` folder or ``.NAME.*.tmp``
+file; the next write of that output removes them. A writer holds an advisory
+lock (``flock``) on what it stages while it writes, and the kernel drops it when
+the writer dies, so a leftover is told from a write still going by its lock,
+not by its age. A write that fails for a full disk raises
+:class:`~tinyjudge.errors.DiskFull` (a ``StorageError``).
 """
 
 from __future__ import annotations
@@ -16,20 +22,56 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import errno
+import fcntl
 import os
 import shutil
+import stat
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import DiskFull, StorageError, TinyjudgeError, UsageError
 
-__all__ = ["atomic_dir", "same_file"]
+__all__ = [
+    "atomic_dir",
+    "atomic_writer",
+    "carry_over",
+    "same_file",
+    "current_umask",
+    "check_writable",
+    "refuse_writing_over_inputs",
+]
 
 _STAGING = ".new"
 _OLD = ".old"
+_TMP = ".tmp"
+
+
+def check_writable(path: str | os.PathLike[str]) -> None:
+    """Refuse, before any work, an output whose folder cannot take a new file.
+
+    Creates a temporary file (removed at once) in the output's folder, or in the
+    nearest folder above it that exists (nothing is created for an output never
+    written): the one test that a read-only mount and a full disk both fail.
+
+    Raises:
+        StorageError: naming the output and why.
+    """
+    p = Path(path)
+    folder = p.absolute().parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        with tempfile.TemporaryFile(dir=folder, prefix=f".{p.name}.", suffix=".probe") as fh:
+            fh.write(b"x")
+            fh.flush()
+    except OSError as e:
+        raise StorageError(
+            f"{p}: cannot write there ({e.strerror or e}); give a path on a writable disk"
+        ) from None
 
 
 def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
@@ -43,8 +85,40 @@ def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
     return pa.resolve() == pb.resolve()
 
 
+def refuse_writing_over_inputs(
+    outputs: Iterable[tuple[str | os.PathLike[str] | None, str]],
+    inputs: Iterable[tuple[str | os.PathLike[str] | None, str]],
+) -> None:
+    """Refuse an output path that names one of the inputs, or another output.
+
+    ``score X --out X`` (or ``hints L --out L``, ``audit L --json L``) would
+    replace the input with the output. Pairs are ``(path, what to call it)``:
+    the command layer calls an output by its flag (``--out``), the library by
+    its parameter (``out_path``); a ``None`` path (not given) is left out.
+
+    Raises:
+        UsageError: naming the output and the input (or output) it would replace.
+    """
+    given = [(path, what) for path, what in inputs if path is not None]
+    written = [(path, name) for path, name in outputs if path is not None]
+    for n, (out_path, name) in enumerate(written):
+        for path, what in given:
+            if same_file(path, out_path):
+                raise UsageError(
+                    f"{name} {out_path} is the {what}; writing there would replace it: "
+                    f"give another {name}"
+                )
+        for path, other in written[:n]:
+            if same_file(path, out_path):
+                raise UsageError(
+                    f"{name} {out_path} is also the {other} path; give each its own file"
+                )
+
+
 @contextlib.contextmanager
-def atomic_dir(path: str | os.PathLike[str], *, keep_others: bool = False) -> Iterator[Path]:
+def atomic_dir(
+    path: str | os.PathLike[str], *, keep_others: bool = False, drop: Collection[str] = ()
+) -> Iterator[Path]:
     """Stage a folder's new contents; on success they replace the folder's old ones together.
 
     Example:
@@ -58,6 +132,9 @@ def atomic_dir(path: str | os.PathLike[str], *, keep_others: bool = False) -> It
             holds besides the staged files (a judge's labels, a model) is kept.
             False: the folder *is* the output (a model directory) and nothing
             of the old one survives, such as a calibration fitted to old weights.
+        drop: with ``keep_others``, names of the old folder's entries that are
+            outputs of this run: one the run did not write again is gone after
+            it (a calibration that is no longer applied), not carried over.
 
     Yields:
         The staging folder (empty) to write into.
@@ -72,35 +149,113 @@ def atomic_dir(path: str | os.PathLike[str], *, keep_others: bool = False) -> It
     parent.mkdir(parents=True, exist_ok=True)
     _sweep(parent, target.name)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=_STAGING, dir=parent))
+    lock = _hold(staging)
     try:
         yield staging
+        # Before what is carried over joins it: those are hard links to the old files.
+        # A workspace keeps its own mode; a folder that is the output is made anew.
+        kept_mode = target.stat().st_mode & 0o7777 if keep_others and target.is_dir() else None
+        _honour_umask(staging, kept_mode)
         if keep_others and target.is_dir():
-            _carry_over(target, staging)
+            carry_over(target, staging, skip=drop)
         _swap(staging, target)
-    except BaseException:
+    except BaseException as e:
         shutil.rmtree(staging, ignore_errors=True)
+        _raise_if_full(e, target)
         raise
+    finally:
+        os.close(lock)
 
 
-def _sweep(parent: Path, name: str, min_age: float = 3600.0) -> None:
-    """Remove staging and old folders that a killed run on ``name`` left behind.
+def _hold(path: Path) -> int:
+    """Open ``path`` and take its advisory lock: held until closed, or the process dies."""
+    fd = os.open(path, os.O_RDONLY)
+    with contextlib.suppress(OSError):  # a file system without flock: the age rule alone
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return fd
 
-    Only those untouched for ``min_age`` seconds: a younger one may belong to a
-    run still going.
+
+def _abandoned(path: Path, min_age: float) -> bool:
+    """Whether no live writer holds ``path``: its lock is free and it is ``min_age`` old.
+
+    The age covers the instant between a writer creating its temporary name and
+    locking it.
     """
-    now = time.time()
+    try:
+        if time.time() - path.lstat().st_mtime < min_age:
+            return False
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:  # no flock here: only a leftover an hour old is surely abandoned
+        return time.time() - path.lstat().st_mtime > 3600
+    finally:
+        os.close(fd)
+    return True
+
+
+def _sweep(parent: Path, name: str, min_age: float = 0.5) -> None:
+    """Remove the staging folders and temporary files a killed write of ``name`` left."""
     for suffix in (_STAGING, _OLD):
         for left in parent.glob(f".{name}.*{suffix}"):
+            if left.is_dir() and not left.is_symlink() and _abandoned(left, min_age):
+                shutil.rmtree(left, ignore_errors=True)
+    for left in parent.glob(f".{name}.*{_TMP}"):
+        if left.is_file() and not left.is_symlink() and _abandoned(left, min_age):
             with contextlib.suppress(OSError):
-                if left.is_dir() and now - left.stat().st_mtime > min_age:
-                    shutil.rmtree(left, ignore_errors=True)
+                left.unlink()
 
 
-def _carry_over(old: Path, new: Path) -> None:
-    """Hard-link (else copy) into ``new`` what ``old`` holds and ``new`` does not."""
+_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+# How writers that are not Python's own file objects say ENOSPC (safetensors: Rust's
+# io::Error; torch: "file write failed").
+_FULL_WORDS = ("no space left", "storagefull", "os error 28", "quota exceeded", "file too large")
+
+
+def _disk_full(e: BaseException, folder: Path) -> bool:
+    """Whether the write failed because the disk (or a quota) under ``folder`` is full."""
+    if isinstance(e, OSError):
+        return e.errno in _FULL_ERRNOS
+    if not isinstance(e, Exception) or isinstance(e, TinyjudgeError):
+        return False  # SIGINT, SIGTERM, an exit, a bad record: not the disk
+    if any(w in str(e).lower() for w in _FULL_WORDS):
+        return True
+    try:
+        vfs = os.statvfs(folder)
+    except OSError:
+        return False
+    return vfs.f_bavail * vfs.f_frsize < 64 * 1024  # a writer that did not say why
+
+
+def _raise_if_full(e: BaseException, target: Path) -> None:
+    folder = target.parent
+    if _disk_full(e, folder):
+        raise DiskFull(
+            f"{target}: no space left on the device writing it ({type(e).__name__}: "
+            f"{str(e)[:200]}); it is as it was before: free space and run again",
+            str(target),
+        ) from None
+
+
+def carry_over(old: Path, new: Path, skip: Collection[str] = ()) -> None:
+    """Hard-link (else copy) into ``new`` what ``old`` holds and ``new`` does not.
+
+    Hard links cost no space and no time for large files (a model's weights);
+    a file reached through one must be replaced, never written in place, or
+    the old folder would change with it.
+
+    Args:
+        old: the folder to take entries from.
+        new: the folder to put them in.
+        skip: names of ``old``'s entries to leave out.
+    """
     for entry in old.iterdir():
         dest = new / entry.name
-        if dest.exists() or dest.is_symlink():
+        if entry.name in skip or dest.exists() or dest.is_symlink():
             continue
         if entry.is_symlink():
             os.symlink(os.readlink(entry), dest)
@@ -160,14 +315,40 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
-def _umask() -> int:
-    mask = os.umask(0)
+def current_umask() -> int:
+    """The process's umask, read without changing it where Linux says it (/proc)."""
+    with contextlib.suppress(OSError, ValueError):
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    mask = os.umask(0o022)  # elsewhere it can only be read by setting it
     os.umask(mask)
     return mask
 
 
-# Read once at import: os.umask can only be read by setting it.
-_UMASK = _umask()
+def _honour_umask(folder: Path, mode: int | None = None) -> None:
+    """Give ``folder`` and all it holds the permissions the umask says.
+
+    Writers that go through a temporary file (``tempfile``, safetensors) leave
+    0600 files and 0700 folders; a model another user must read (a service
+    account, Ray workers) needs what an ordinary ``open``/``mkdir`` would give:
+    0644 and 0755 under umask 022. Execute bits already set are kept.
+
+    Args:
+        folder: the staging folder, holding only files this run wrote.
+        mode: the folder's own mode (that of the folder it replaces); None: the umask's.
+    """
+    mask = current_umask()
+    for root, dirs, files in os.walk(folder):
+        for name in dirs:
+            os.chmod(os.path.join(root, name), 0o777 & ~mask)
+        for name in files:
+            path = os.path.join(root, name)
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode):
+                os.chmod(path, (0o666 | (0o111 if st.st_mode & 0o111 else 0)) & ~mask)
+    os.chmod(folder, mode if mode is not None else 0o777 & ~mask)
 
 
 @contextlib.contextmanager
@@ -182,18 +363,22 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[IO[str]]:
     if p.is_dir():
         raise TinyjudgeError(f"{p} is a folder; give the path of a file to write")
     p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    _sweep(p.parent, p.name)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=_TMP, dir=p.parent)
+    with contextlib.suppress(OSError):  # see the module: a live write holds its lock
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     try:
         try:
             mode = p.stat().st_mode & 0o7777
         except FileNotFoundError:
-            mode = 0o666 & ~_UMASK
+            mode = 0o666 & ~current_umask()
         os.chmod(tmp, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, p)
-    except BaseException:
+    except BaseException as e:
         Path(tmp).unlink(missing_ok=True)
+        _raise_if_full(e, p)
         raise

@@ -1,25 +1,19 @@
-"""Content hashes that bind a model directory's files together.
+"""Content hashes: of a file's bytes, and of a JSON record without its own hash.
 
-``tinyjudge.json`` (classes, the rubric with its positive labels, the weight
-files' hashes) and ``calibration.json`` each carry the hash of their own
-content; the calibration also carries the model's, so that neither an edit nor
-a calibration fitted to other weights goes unnoticed.
+A model directory (:mod:`tinyjudge._model_dir`) binds its files together with
+them: ``tinyjudge.json`` and ``calibration.json`` each carry the hash of their
+own content, and the calibration also carries the model's.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MODEL_META_FILE", "file_sha256", "content_sha256"]
-
-# The metadata file of a saved reward model (distill writes it; calibrate reads its hash).
-MODEL_META_FILE = "tinyjudge.json"
-# Fields a content hash leaves out: the hash itself, and exports (ONNX files added
-# after the fact are checked by their own hashes but do not change the model).
-_NOT_CONTENT = ("sha256", "exports")
+__all__ = ["file_sha256", "content_sha256"]
 
 
 def file_sha256(path: Path) -> str:
@@ -31,8 +25,8 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def content_sha256(record: dict[str, Any]) -> str:
-    """SHA-256 of a JSON record's content, its own ``"sha256"`` (and ``"exports"``) left out."""
-    body = {k: v for k, v in record.items() if k not in _NOT_CONTENT}
+def content_sha256(record: dict[str, Any], leave_out: Collection[str] = ("sha256",)) -> str:
+    """SHA-256 of a JSON record's content, the fields in ``leave_out`` (its own hash) left out."""
+    body = {k: v for k, v in record.items() if k not in leave_out}
     blob = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()

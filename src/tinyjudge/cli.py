@@ -7,8 +7,11 @@ name) prints one line and exits 2; only a bug in tinyjudge shows a traceback.
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from importlib import import_module
+from types import FrameType
 
 import typer
 from rich.markup import escape
@@ -70,8 +73,30 @@ for _verb, _module in VERBS.items():
         app.command(_verb)(_mod.command)
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised where the program is, so cleanup runs as on Ctrl-C (temporary
+    files removed, servers stopped); a BaseException, so no ``except Exception`` eats it."""
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    signal.signal(signum, signal.SIG_DFL)  # a second SIGTERM ends the process at once
+    raise Terminated
+
+
 def main() -> None:
     """Entry point: run the app, turning user errors into one line and exit 2."""
+    previous = signal.getsignal(signal.SIGTERM)
+    own = previous == signal.SIG_DFL and threading.current_thread() is threading.main_thread()
+    if own:
+        signal.signal(signal.SIGTERM, _terminate)
+    try:
+        _run()
+    finally:
+        if own:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run() -> None:
     try:
         rc = app(standalone_mode=False)
     except TinyjudgeError as e:
@@ -91,6 +116,9 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print("interrupted; finished work is kept")
         sys.exit(130)
+    except Terminated:
+        err.print("terminated; finished work is kept")
+        sys.exit(143)
     except Exception as e:
         # Usage errors (missing argument, bad option). Matched by name because
         # typer >= 0.20 ships its own copy of click, not the `click` package.

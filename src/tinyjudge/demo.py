@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -120,7 +121,7 @@ def run_demo(
     from tinyjudge.commands.calibrate import show_model_calibration
     from tinyjudge.datasets.importers import run_import
     from tinyjudge.datasets.jsonl import write_jsonl
-    from tinyjudge.distill import distill, load_model
+    from tinyjudge.distill import SplitWarning, distill, load_model
     from tinyjudge.estimate import estimate_rates
     from tinyjudge.judge import Judge, replay_server
 
@@ -171,15 +172,20 @@ def run_demo(
     with _stage(console, f"3. distill the judge into a reward model ({tier} tier)", timings):
         train = [it for it in items if split[it.id] == "train"]
         params: _TierParams = {"cache_dir": str(out_dir / "embeddings")} if tier == "probe" else {}
-        result = distill(
-            train,
-            judged.labels,
-            source=judged.source,
-            rubric=RUBRIC,
-            tier=tier,
-            group_by=GROUP,
-            **params,
-        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", SplitWarning)
+            result = distill(
+                train,
+                judged.labels,
+                source=judged.source,
+                rubric=RUBRIC,
+                tier=tier,
+                group_by=GROUP,
+                **params,
+            )
+        for w in caught:  # a --limit run holds out few items: said in the demo's words
+            if isinstance(w.message, SplitWarning):
+                console.print(f"  warning: {w.message.describe('--limit', '--group-by')}")
         model_dir = out_dir / "rm"
         result.model.save(model_dir)
         v = result.validation

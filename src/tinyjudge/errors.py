@@ -12,6 +12,7 @@ A caller catches a kind of failure by its class::
     ├── ModelDirError    a model directory that is missing, edited, or of another format
     ├── EndpointError    the judge's endpoint failed (exit 1: not the user's input)
     ├── StorageError     a store or output that cannot be written (full disk, locked, read-only)
+    │   └── DiskFull     a write that ran out of space (also an ``OSError``, ``ENOSPC``)
     └── UsageError       a parameter value or combination that is not allowed
 
 Messages from the library name Python parameters (``group_by``), never CLI flags:
@@ -20,6 +21,8 @@ Messages from the library name Python parameters (``group_by``), never CLI flags
 
 from __future__ import annotations
 
+import errno as _errno
+
 __all__ = [
     "TinyjudgeError",
     "DataError",
@@ -27,6 +30,7 @@ __all__ = [
     "ModelDirError",
     "EndpointError",
     "StorageError",
+    "DiskFull",
     "UsageError",
     "one_line",
 ]
@@ -87,6 +91,27 @@ class EndpointError(TinyjudgeError):
 
 class StorageError(TinyjudgeError):
     """A cache, store or output that cannot be written or read (full, locked, read-only)."""
+
+
+class DiskFull(StorageError, OSError):
+    """A write that failed because the disk (or a quota) is full.
+
+    Also an ``OSError`` with ``errno`` ``ENOSPC``, so code that catches the
+    operating system's error for a full disk catches this one too.
+
+    Args:
+        message: the file, what failed, and the fix.
+        path: the output that could not be written.
+    """
+
+    def __init__(self, message: str, path: str) -> None:
+        StorageError.__init__(self, message)
+        self.errno = _errno.ENOSPC
+        self.strerror = message
+        self.filename = path
+
+    def __str__(self) -> str:
+        return one_line(str(self.args[0]))
 
 
 class UsageError(TinyjudgeError):

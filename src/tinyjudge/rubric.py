@@ -16,7 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tinyjudge._atomic import atomic_writer
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import RubricError, TinyjudgeError
 
 if TYPE_CHECKING:
     from tinyjudge.records import Label
@@ -34,7 +34,15 @@ __all__ = [
     "save_rubric_copy",
     "load_rubric_copy",
     "stored_rubric",
+    "MAX_RUBRIC_BYTES",
+    "MAX_RUBRIC_NODES",
 ]
+
+# A rubric is prose and a few worked examples: these bounds are far above any real one,
+# and keep a hostile file (a YAML alias bomb expands 3.5 KB into billions of nodes)
+# from taking the machine's memory.
+MAX_RUBRIC_BYTES = 1 << 20
+MAX_RUBRIC_NODES = 100_000
 
 
 class _Spec(BaseModel):
@@ -274,7 +282,7 @@ def load_rubric(name_or_path: str | os.PathLike[str] | Rubric) -> Rubric:
         return name_or_path
     path = _locate(name_or_path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = _parse_bounded(path, _read_bounded(path).decode("utf-8"))
     except UnicodeDecodeError as e:
         raise TinyjudgeError(f"{path}: not UTF-8 text (byte {e.start + 1})") from None
     except RecursionError:
@@ -306,6 +314,58 @@ def load_rubric(name_or_path: str | os.PathLike[str] | Rubric) -> Rubric:
         # Whole-rubric checks name their own field ("field labels: ...").
         where = f"{path}: field {loc}: " if loc else f"{path}: "
         raise TinyjudgeError(where + msg) from None
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The file's bytes, refused past :data:`MAX_RUBRIC_BYTES` without reading the rest."""
+    with path.open("rb") as fh:
+        data = fh.read(MAX_RUBRIC_BYTES + 1)
+    if len(data) > MAX_RUBRIC_BYTES:
+        raise RubricError(
+            f"{path}: a rubric file may hold at most {MAX_RUBRIC_BYTES:,} bytes; this one "
+            "is larger: keep the rubric to its prose and a few short examples"
+        )
+    return data
+
+
+def _parse_bounded(path: Path, text: str) -> Any:
+    """The YAML document in ``text``, refused when its aliases expand past the node bound.
+
+    PyYAML composes an alias as a second reference to one node, so composing is
+    cheap; what comes after walks the expanded tree (merge keys ``<<`` are
+    flattened while the document is built; validation, hashing and the prompt
+    walk the values). So the composed graph is counted first, each node as often
+    as it appears, stopping at :data:`MAX_RUBRIC_NODES`: the count costs no more
+    than a rubric at the limit, and only a document within it is built.
+    """
+    loader = yaml.SafeLoader(text)
+    try:
+        root = loader.get_single_node()
+        if root is None:
+            return None
+        _check_expansion(path, root)
+        return loader.construct_document(root)
+    finally:
+        loader.dispose()
+
+
+def _check_expansion(path: Path, root: yaml.Node) -> None:
+    count = 0
+    stack: list[Any] = [root]
+    while stack:
+        node = stack.pop()
+        count += 1
+        if count > MAX_RUBRIC_NODES:
+            raise RubricError(
+                f"{path}: the rubric expands to more than {MAX_RUBRIC_NODES:,} YAML nodes "
+                "(each alias such as *name repeats all it points at); write it out "
+                "without nested aliases"
+            )
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack += (key, value)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
 
 
 def rubric_copy_name(rubric: Rubric) -> str:

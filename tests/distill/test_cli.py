@@ -189,3 +189,21 @@ def test_score_refuses_duplicate_ids_and_its_own_input(files: Path, twice: Path,
     res = _run("score", model, twice, "--out", twice)
     assert res.returncode == 2 and "is the items file; writing there would replace it" in res.stderr
     assert twice.read_bytes() == before
+
+
+def test_score_file_names_its_parameters(files: Path, twice: Path, tmp_path: Path) -> None:
+    """The library's refusals name Python parameters (out_path), not the CLI's flags."""
+    from tinyjudge.distill import load_model, score_file
+    from tinyjudge.errors import TinyjudgeError, UsageError
+
+    model_dir = tmp_path / "m"
+    assert _distill(files, "linear", model_dir).returncode == 0
+    model = load_model(model_dir)
+    before = twice.read_bytes()
+    with pytest.raises(UsageError, match=r"^out_path .* is the items file; .* another out_path$"):
+        score_file(model, twice, twice)
+    assert twice.read_bytes() == before
+    with pytest.raises(TinyjudgeError, match=r"items.jsonl: item id .* appears twice \(items 3"):
+        score_file(model, twice, tmp_path / "o.jsonl")
+    assert not (tmp_path / "o.jsonl").exists()
+    assert score_file(model, files / "items.jsonl", tmp_path / "o.jsonl", batch_size=7) == 500

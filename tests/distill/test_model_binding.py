@@ -132,19 +132,19 @@ BAD_META = [
     ("not_utf8", b'{"format": "\xff"}', "not UTF-8 text"),
     ("nested_deep", b'{"a": ' * 100_000 + b"1" + b"}" * 100_000, "not valid JSON"),
     ("huge_number", b'{"version": ' + b"9" * 5000 + b"}", "not valid JSON"),
-    ("bad_files", None, '"files" and "exports" must be objects'),
+    ("bad_files", None, '"files" and "attached" must be objects'),
 ]
 
 
 @pytest.mark.parametrize("text,match", [b[1:] for b in BAD_META], ids=[b[0] for b in BAD_META])
 def test_a_malformed_config_is_one_line(two_models, tmp_path: Path, text, match: str) -> None:
-    from tinyjudge._digest import content_sha256
+    from tinyjudge._model_dir import identity_sha256
 
     d = two_models[0].save(tmp_path / "m")
     if text is None:  # well-formed and hashed, but the wrong shape
         meta = json.loads((d / "tinyjudge.json").read_text())
         meta["files"] = ["weights.safetensors"]
-        meta["sha256"] = content_sha256(meta)
+        meta["sha256"] = identity_sha256(meta)
         text = json.dumps(meta).encode()
     (d / "tinyjudge.json").write_bytes(text)
     with pytest.raises(TinyjudgeError, match=match) as e:
@@ -166,13 +166,13 @@ HASHED_BUT_WRONG = [
 )
 def test_a_config_of_the_wrong_shape_is_one_line(two_models, tmp_path: Path, change, match) -> None:
     """Values of the wrong type under a valid hash (written by other code): one line, no crash."""
-    from tinyjudge._digest import content_sha256
+    from tinyjudge._model_dir import identity_sha256
 
     d = two_models[0].save(tmp_path / "m")
 
     def edit(meta: dict) -> None:
         meta.update(change)
-        meta["sha256"] = content_sha256(meta)
+        meta["sha256"] = identity_sha256(meta)
 
     _edit(d / "tinyjudge.json", edit)
     with pytest.raises(TinyjudgeError, match=match) as e:
@@ -185,7 +185,7 @@ BAD_CALIBRATION = [
     ("eps_not_a_number", {"eps": "x"}, 'bad "params"'),
     ("params_missing", {"params": None}, 'bad "params"'),
     ("not_utf8", b'{"format": "\xff"}', "not UTF-8"),
-    ("nested_deep", b"[" * 100_000, "malformed JSON"),
+    ("nested_deep", b"[" * 100_000, "not valid JSON"),
 ]
 
 
@@ -217,7 +217,7 @@ def test_a_calibrated_model_scores_as_its_calibration_says(two_models, xs_set, t
 
 def _rewrite_meta(d: Path, change) -> None:
     """Change tinyjudge.json and stamp it again, as other code than ours could."""
-    from tinyjudge.distill._base import write_meta
+    from tinyjudge._model_dir import write_meta
 
     meta = json.loads((d / "tinyjudge.json").read_text())
     change(meta)

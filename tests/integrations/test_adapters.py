@@ -43,8 +43,9 @@ def test_trl_reward_func_conversational_and_plain(rm_dir: Path) -> None:
     assert plain == pytest.approx(got, abs=1e-12)
 
 
-def test_trl_reward_labels_option(rm_dir: Path) -> None:
-    f = reward_func(rm_dir, reward=["full_compliance"])
+@pytest.mark.parametrize("spelled", ["full_compliance", "full compliance"], ids=str)
+def test_trl_reward_labels_option(rm_dir: Path, spelled: str) -> None:
+    f = reward_func(rm_dir, reward=[spelled])
     got = f(prompts=[PROMPT, PROMPT], completions=COMPLETIONS)
     assert got == pytest.approx(_expected(rm_dir, ["full_compliance"]), abs=1e-12)
 

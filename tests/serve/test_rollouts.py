@@ -14,7 +14,7 @@ from openai.types.chat.chat_completion_message_function_tool_call import Functio
 
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item
-from tinyjudge.serve import create_app, parse_chat_text, rollout_to_item
+from tinyjudge.serve import create_app, parse_chat_text, reward_labels_for, rollout_to_item
 
 from .conftest import running
 
@@ -206,6 +206,16 @@ def test_reward_labels_option(linear_model) -> None:
         health = httpx.get(f"{url}/health").json()
     assert r["rewards"][0] == pytest.approx(r["extra_logs"]["prob_full_compliance"][0])
     assert health["reward"] == {"labels": ["full_compliance"], "rubric": "compliance"}
+
+
+@pytest.mark.parametrize(
+    "spelled", ["full compliance", "Full-Compliance", " FULL_COMPLIANCE "], ids=str.strip
+)
+def test_reward_labels_as_people_write_them(linear_model, spelled: str) -> None:
+    assert reward_labels_for(linear_model, [spelled, "partial refusal"]) == [
+        "full_compliance",
+        "partial_refusal",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ import numpy as np
 
 from tinyjudge._stats import BootstrapCI, bootstrap_ci, bootstrap_many
 from tinyjudge.audit._alpha import alpha_from_confusion, alpha_from_value_counts
+from tinyjudge.audit._consensus import final_without, other_raters, rater_of_final
 from tinyjudge.audit._encode import encode
 from tinyjudge.audit._kappa import kappa_from_confusion, kendall, spearman, weight_matrix
 from tinyjudge.audit._pairs import pair_labels, ratings_matrix
@@ -345,6 +346,14 @@ def build_report(
     def row(t: Table, a: str, b: str) -> PairRow:
         return _pair_row(t, a, b, order_, ordinal, group_of, boot)
 
+    def reference_row(t: Table, s: str) -> PairRow:
+        """``s`` against the reference; a rater against the final label of the others."""
+        if not rater_of_final(reference, s):
+            return row(t, reference, s)
+        others = ", ".join(other_raters(t, s)) or "no other rater"
+        compared = row({**t, reference: final_without(t, s, order_)}, reference, s)
+        return compared | {"reference_without": s, "reference_of": others}
+
     meta: AuditMeta = {
         "reference": reference,
         "sources": [reference, *others],
@@ -360,7 +369,7 @@ def build_report(
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
     sources = [_source_summary(s, table[s], order_) for s in [reference, *others]]
-    pairs = [row(table, reference, s) for s in others]
+    pairs = [reference_row(table, s) for s in others]
     pairs += [row(table, a, b) for a, b in combinations(others, 2)]
     humans = [s for s in others if s.startswith("human:")]
     raters = [
@@ -378,7 +387,7 @@ def build_report(
         for value in sorted({str(v) for v in values.values()}):
             ids = {i for i, v in values.items() if str(v) == value}
             sub = {s: {i: lab for i, lab in d.items() if i in ids} for s, d in table.items()}
-            slices[key][value] = [row(sub, reference, s) for s in others if sub[s]]
+            slices[key][value] = [reference_row(sub, s) for s in others if sub[s]]
     figures: dict[str, bytes] = {}
     calib = {}
     notes: list[str] = []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,9 +9,16 @@ from typing import Any
 
 import numpy as np
 
-from tinyjudge._digest import MODEL_META_FILE, content_sha256
+from tinyjudge._model_dir import (
+    CALIBRATION_FILE,
+    ModelFileError,
+    check_calibration,
+    read_record,
+    write_calibration,
+)
+from tinyjudge._people_items import PEOPLE_KEY, people_digest
 from tinyjudge.calibrate._calibrators import CALIBRATORS, BaseCalibrator
-from tinyjudge.errors import DataError, TinyjudgeError
+from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Label
 
 __all__ = [
@@ -20,11 +26,11 @@ __all__ = [
     "FORMAT",
     "probs_matrix",
     "is_one_hot",
+    "calibrator_state",
     "save_calibrator",
     "load_calibrator",
 ]
 
-CALIBRATION_FILE = "calibration.json"
 FORMAT = "tinyjudge.calibration/1"
 
 
@@ -62,11 +68,12 @@ def is_one_hot(P: Any) -> bool:
     return bool(arr.size) and bool(np.all(np.isclose(arr.max(axis=1), 1.0)))
 
 
-def save_calibrator(cal: BaseCalibrator, model_dir: str | os.PathLike[str]) -> Path:
-    """Write ``MODEL_DIR/calibration.json``: method, classes and fitted parameters (no pickle).
+def calibrator_state(cal: BaseCalibrator, people_items: Sequence[str] = ()) -> dict[str, Any]:
+    """A fitted calibrator as a JSON record: method, classes and fitted parameters (no pickle).
 
-    Returns:
-        The path written.
+    ``people_items`` (the items whose people labels it was fitted on) are recorded
+    as a digest, so ``estimate`` and ``audit`` can refuse to measure the
+    calibrated model on those labels (see :mod:`tinyjudge._people_items`).
     """
     if not hasattr(cal, "classes_"):
         raise TinyjudgeError("fit the calibrator before saving it")
@@ -77,16 +84,23 @@ def save_calibrator(cal: BaseCalibrator, model_dir: str | os.PathLike[str]) -> P
         "eps": cal.eps,
         "params": cal.get_state(),
     }
-    model = _model_sha256(Path(model_dir))
-    if model is not None:
-        state["model"] = model  # the weights (and classes) it was fitted to
-    state["sha256"] = content_sha256(state)
-    path = Path(model_dir) / CALIBRATION_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{CALIBRATION_FILE}.tmp")
-    tmp.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    if people_items:
+        state[PEOPLE_KEY] = people_digest(people_items)
+    return state
+
+
+def save_calibrator(
+    cal: BaseCalibrator, model_dir: str | os.PathLike[str], people_items: Sequence[str] = ()
+) -> Path:
+    """Write ``MODEL_DIR/calibration.json`` (see :func:`calibrator_state`).
+
+    In a model directory the file is bound to the model and added as one whole
+    change of the directory (:func:`tinyjudge._model_dir.write_calibration`).
+
+    Returns:
+        The path written.
+    """
+    return write_calibration(model_dir, calibrator_state(cal, people_items))
 
 
 def load_calibrator(model_dir: str | os.PathLike[str]) -> BaseCalibrator | None:
@@ -98,56 +112,30 @@ def load_calibrator(model_dir: str | os.PathLike[str]) -> BaseCalibrator | None:
     probabilities wrongly). A calibration edited after it was written is refused.
 
     Raises:
-        DataError: the file exists but is not a calibration this version can read,
-            was edited, or was fitted to another model.
+        ModelFileError: (a DataError and a ModelDirError) the file exists but is
+            not a calibration this version can read, was edited, or was fitted
+            to another model.
     """
     path = Path(model_dir) / CALIBRATION_FILE
     if not path.exists():
         return None
-    try:
-        state = json.loads(path.read_bytes().decode("utf-8"))
-    except json.JSONDecodeError as e:
-        raise DataError(str(path), e.lineno, f"malformed JSON ({e.msg})") from None
-    except UnicodeDecodeError as e:
-        raise DataError(str(path), None, f"not UTF-8 text (byte {e.start + 1})") from None
-    except (ValueError, RecursionError):  # a 5,000-digit number; nesting too deep
-        raise DataError(str(path), None, "malformed JSON (a number or nesting too large)") from None
-    if not isinstance(state, dict) or state.get("format") != FORMAT:
-        got = state.get("format") if isinstance(state, dict) else type(state).__name__
-        raise DataError(str(path), None, f'"format" is {got!r}, expected {FORMAT!r}')
+    state = read_record(path)
+
+    def bad(message: str) -> ModelFileError:
+        return ModelFileError(str(path), None, message)
+
+    if state.get("format") != FORMAT:
+        raise bad(f'"format" is {state.get("format")!r}, expected {FORMAT!r}')
     method = state.get("method")
     if not isinstance(method, str) or method not in CALIBRATORS:
-        raise DataError(str(path), None, f"method {method!r} is not one of {sorted(CALIBRATORS)}")
+        raise bad(f"method {method!r} is not one of {sorted(CALIBRATORS)}")
     classes = state.get("classes")
     if not isinstance(classes, list) or len(classes) < 2:
-        raise DataError(str(path), None, '"classes" must list at least two class names')
+        raise bad('"classes" must list at least two class names')
     try:
         cal = CALIBRATORS[method](classes=classes, eps=float(state.get("eps", 1e-6)))
         cal = cal.set_state(state["params"], classes)
     except (KeyError, TypeError, ValueError, OverflowError) as e:
-        raise DataError(str(path), None, f'bad "params" for {method}: {e!r}'[:300]) from None
-    if state.get("sha256") != content_sha256(state):
-        raise DataError(
-            str(path), None,
-            "edited after it was written (its content hash differs): re-run calibrate",
-        )  # fmt: skip
-    model = _model_sha256(Path(model_dir))
-    if model is not None and state.get("model") != model:
-        raise DataError(
-            str(path), None,
-            "fitted to another model than the one in this directory (re-distilled since?): "
-            "re-run calibrate, or score with --uncalibrated",
-        )  # fmt: skip
+        raise bad(f'bad "params" for {method}: {e!r}'[:300]) from None
+    check_calibration(state, model_dir)
     return cal
-
-
-def _model_sha256(model_dir: Path) -> str | None:
-    """The content hash in ``MODEL_DIR/tinyjudge.json``, or None outside a model directory."""
-    meta_path = model_dir / MODEL_META_FILE
-    if not meta_path.is_file():
-        return None
-    try:
-        meta = json.loads(meta_path.read_bytes().decode("utf-8"))
-    except (ValueError, RecursionError):
-        return "unreadable"
-    return str(meta.get("sha256")) if isinstance(meta, dict) else "unreadable"

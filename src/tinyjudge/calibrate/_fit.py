@@ -13,7 +13,6 @@ asked (``if_worse``).
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -22,13 +21,20 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from tinyjudge._atomic import atomic_dir
+from tinyjudge._model_dir import (
+    CALIBRATION_FILE,
+    is_model_dir,
+    update_model_dir,
+    write_calibration,
+)
 from tinyjudge.calibrate._calibrators import BaseCalibrator, make_calibrator
 from tinyjudge.calibrate._crossfit import CrossFitResult
-from tinyjudge.calibrate._data import CALIBRATION_FILE, probs_matrix, save_calibrator
+from tinyjudge.calibrate._data import calibrator_state, probs_matrix
 from tinyjudge.calibrate._guard import IF_WORSE, MethodCheck, compare_methods
 from tinyjudge.calibrate._metrics import METRIC_NAMES, METRICS
 from tinyjudge.calibrate._plot import reliability_diagram
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import TinyjudgeError, UsageError
 from tinyjudge.records import Item, Label, index_labels, join_sources
 
 __all__ = [
@@ -41,7 +47,9 @@ __all__ = [
     "model_card_section",
 ]
 
-START, END = "<!-- tinyjudge:calibration:start -->", "<!-- tinyjudge:calibration:end -->"
+PLOT_FILE = "calibration.png"
+# What a label source's calibration writes into its folder (all replaced together).
+SOURCE_OUTPUTS = (CALIBRATION_FILE, PLOT_FILE, "metrics.json", "labels.jsonl")
 
 
 class ProbabilisticModel(Protocol):
@@ -66,6 +74,8 @@ class Calibration:
         unscored: human labels left out because they were unscored.
         method: the calibrator's name.
         warning: why the method was not applied (or was kept although worse); None if fine.
+        item_ids: the items whose people labels it was fitted on (their digest goes
+            into ``calibration.json``, see :mod:`tinyjudge._people_items`).
     """
 
     calibrator: BaseCalibrator | None
@@ -75,6 +85,7 @@ class Calibration:
     unscored: int
     method: str
     warning: str | None = None
+    item_ids: tuple[str, ...] = ()
 
     @property
     def applied(self) -> bool:
@@ -163,20 +174,10 @@ def _fit(
     return make_calibrator(method, classes).fit(P, y), check, warning
 
 
-def _save(cal: BaseCalibrator | None, cf: CrossFitResult, out: Path, title: str) -> None:
-    """Write ``calibration.json`` (removed when ``cal`` is None: none is applied) and the
-    before/after reliability diagram."""
-    out.mkdir(parents=True, exist_ok=True)
-    if cal is not None:
-        save_calibrator(cal, out)
-    else:
-        (out / CALIBRATION_FILE).unlink(missing_ok=True)
-    reliability_diagram(
-        cf.y,
-        {"before": cf.before, f"after {cf.method} (held out)": cf.after},
-        out / "calibration.png",
-        title=title,
-    )
+def _plot(cf: CrossFitResult, path: Path, title: str) -> None:
+    """The before/after reliability diagram."""
+    before_after = {"before": cf.before, f"after {cf.method} (held out)": cf.after}
+    reliability_diagram(cf.y, before_after, path, title=title)
 
 
 def _summary(cf: CrossFitResult, check: MethodCheck | None = None) -> dict[str, Any]:
@@ -220,7 +221,6 @@ def model_card_section(
         "probabilities, so none is applied (no `calibration.json`)."
     )
     lines = [
-        START,
         "## Calibration against people",
         "",
         what,
@@ -242,21 +242,11 @@ def model_card_section(
         lines += ["", f"Every method on the same folds: {_methods_line(check)}. {check.message()}."]
     if plot:
         lines += ["", f"![reliability diagram before and after]({plot})"]
-    return "\n".join([*lines, END, ""])
+    return "\n".join(lines)
 
 
 def _methods_line(check: MethodCheck) -> str:
     return ", ".join(f"{m} NLL {v['nll']:.4f} / ECE {v['ece']:.4f}" for m, v in check.table.items())
-
-
-def _update_card(readme: Path, section: str) -> None:
-    text = readme.read_text(encoding="utf-8") if readme.exists() else ""
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        text = head + section + rest.split(END, 1)[1].lstrip("\n")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    readme.write_text(text, encoding="utf-8")
 
 
 def calibrate_model(
@@ -313,7 +303,7 @@ def calibrate_model(
     y = [targets[i] for i in ids]
     groups = _groups(ids, by_id, group_by)
     cal, check, warning = _fit(P, y, classes, groups, method, n_splits, n_boot, seed, if_worse)
-    return Calibration(cal, check.result, check, len(ids), unscored, method, warning)
+    return Calibration(cal, check.result, check, len(ids), unscored, method, warning, tuple(ids))
 
 
 def save_model_calibration(
@@ -325,13 +315,17 @@ def save_model_calibration(
     n_splits: int = 5,
     group_by: str | None = None,
 ) -> Path:
-    """Write ``calibration.json`` (or remove a stale one), ``calibration.png`` and the card.
+    """Write ``calibration.json`` (or remove a stale one), ``calibration.png`` and the card section.
+
+    The model directory changes as a whole (:func:`tinyjudge._model_dir.update_model_dir`):
+    a failed or killed run leaves it, calibration and card, as it was.
 
     Args:
         calibration: from :func:`calibrate_model`.
         model_dir: the model directory that was calibrated.
         out_dir: where to write (default: ``model_dir`` itself); another folder
-            gets a copy of the model first and must be new or empty.
+            gets the calibrated model (hard links to the weights) and must be
+            new or empty.
         human: the human source (for the card).
         n_splits: the folds used (for the card).
         group_by: the grouping key used (for the card).
@@ -340,21 +334,22 @@ def save_model_calibration(
         The model directory written.
 
     Raises:
-        TinyjudgeError: ``out_dir`` exists and is not empty.
+        ModelDirError: ``model_dir`` is not an intact model directory, or
+            ``out_dir`` exists and is not empty.
     """
     model_dir = Path(model_dir)
-    out = Path(out_dir) if out_dir is not None else model_dir
-    if out.resolve() != model_dir.resolve():
-        if out.exists() and any(out.iterdir()):
-            raise TinyjudgeError(f"--out {out} exists and is not empty; choose a new folder")
-        shutil.copytree(model_dir, out, dirs_exist_ok=True)
     c = calibration
-    _save(c.calibrator, c.crossfit, out, f"{model_dir.name} against {human}")
-    section = model_card_section(
-        c.crossfit, human, n_splits, group_by, "calibration.png", c.check, applied=c.applied
-    )
-    _update_card(out / "README.md", section)
-    return out
+    with update_model_dir(model_dir, out_dir) as staged:
+        if c.calibrator is not None:
+            staged.write_calibration(calibrator_state(c.calibrator, c.item_ids))
+        else:
+            staged.remove(CALIBRATION_FILE)
+        _plot(c.crossfit, staged.path(PLOT_FILE), f"{model_dir.name} against {human}")
+        section = model_card_section(
+            c.crossfit, human, n_splits, group_by, PLOT_FILE, c.check, applied=c.applied
+        )
+        staged.set_card_section("calibration", section)
+    return Path(out_dir) if out_dir is not None else model_dir
 
 
 def calibrate_source(
@@ -405,8 +400,9 @@ def calibrate_source(
     cal, check, warning = _fit(P, y, classes, groups, method, n_splits, n_boot, seed, if_worse)
     cf = check.result
     done = SourceCalibration(
-        cal, cf, check, len(ids), unscored, method, warning, source, human, classes
-    )
+        cal, cf, check, len(ids), unscored, method, warning,
+        source=source, human=human, classes=classes,
+    )  # fmt: skip
     if cal is None:
         return done
     held_out = dict(zip(ids, cf.after, strict=True))
@@ -430,16 +426,27 @@ def calibrate_source(
 def save_source_calibration(calibration: SourceCalibration, out_dir: Path) -> Path:
     """Write ``calibration.json``, ``calibration.png``, ``metrics.json`` and ``labels.jsonl``.
 
-    With no calibration applied, ``calibration.json`` and ``labels.jsonl`` are removed.
+    They replace the folder's earlier ones together (its other files stay);
+    with no calibration applied there is no ``calibration.json`` and no
+    ``labels.jsonl`` after it.
+
+    Raises:
+        UsageError: ``out_dir`` is a model directory (its calibration is the model's own).
     """
     from tinyjudge.datasets.jsonl import write_jsonl
 
     out = Path(out_dir)
+    if is_model_dir(out):
+        raise UsageError(
+            f"{out} is a model directory; a label source's calibration needs a folder of its own",
+            param="out_dir",
+        )
     c = calibration
-    _save(c.calibrator, c.crossfit, out, f"{c.source} against {c.human}")
-    (out / "metrics.json").write_text(json.dumps(c.summary(), indent=2) + "\n", encoding="utf-8")
-    if c.calibrator is None:
-        (out / "labels.jsonl").unlink(missing_ok=True)
-    else:
-        write_jsonl(out / "labels.jsonl", c.labels)
+    with atomic_dir(out, keep_others=True, drop=SOURCE_OUTPUTS) as tmp:
+        if c.calibrator is not None:
+            write_calibration(tmp, calibrator_state(c.calibrator))
+            write_jsonl(tmp / "labels.jsonl", c.labels)
+        _plot(c.crossfit, tmp / PLOT_FILE, f"{c.source} against {c.human}")
+        text = json.dumps(c.summary(), indent=2) + "\n"
+        (tmp / "metrics.json").write_text(text, encoding="utf-8")
     return out

@@ -7,7 +7,7 @@ libraries; only this layer prints.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from tinyjudge._atomic import refuse_writing_over_inputs
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Label
 from tinyjudge.rubric import Rubric, list_rubrics, load_rubric, save_rubric_copy, stored_rubric
@@ -30,7 +31,14 @@ __all__ = [
     "read_label_files",
     "format_interval",
     "refuse_writing_over_inputs",
+    "labels_to_keep",
+    "REPLACE_LABELS_HELP",
 ]
+
+REPLACE_LABELS_HELP = (
+    "drop the labels already in the labels file from other sources (people's from the "
+    "labelling page, a judge's); without it they are kept"
+)
 
 err = Console(stderr=True, highlight=False)
 out = Console(highlight=False)
@@ -120,31 +128,38 @@ def read_label_files(paths: Sequence[Path]) -> list[Label]:
     return [lab for path in paths for lab in read_labels(path)]
 
 
-def refuse_writing_over_inputs(
-    outputs: Iterable[tuple[Path | None, str]], inputs: Iterable[tuple[Path | None, str]]
-) -> None:
-    """Refuse an output path that names one of the command's inputs, or another output.
+def labels_to_keep(path: Path, written: Sequence[Label], replace: bool) -> list[Label]:
+    """The labels an import must write back: those already in ``path`` from other sources.
 
-    ``score X --out X`` (or ``hints L --out L``, ``audit L --json L``) would
-    replace the input with the output. Pairs are ``(path, what to call it)``;
-    a ``None`` path (an option not given) is left out.
+    An import owns the (source, rubric) pairs it writes; the rest of the file (the
+    ``human:`` labels the labelling page wrote there, say) is someone else's work.
+    Prints what is kept or, with ``replace`` (``--replace-labels``), what is dropped.
 
     Raises:
-        TinyjudgeError: naming the option and the input (or output) it would replace.
+        TinyjudgeError: a line of ``path`` is not a label, so what it holds cannot be
+            kept; naming the line and ``--replace-labels``.
     """
-    from tinyjudge._atomic import same_file
+    from collections import Counter
 
-    given = [(path, what) for path, what in inputs if path is not None]
-    written = [(path, option) for path, option in outputs if path is not None]
-    for n, (out_path, option) in enumerate(written):
-        for path, what in given:
-            if same_file(path, out_path):
-                raise TinyjudgeError(
-                    f"{option} {out_path} is the {what}; writing there would replace it: "
-                    f"give another {option}"
-                )
-        for path, other in written[:n]:
-            if same_file(path, out_path):
-                raise TinyjudgeError(
-                    f"{option} {out_path} is also the {other} path; give each its own file"
-                )
+    from tinyjudge.datasets.jsonl import labels_from_other_sources
+    from tinyjudge.errors import DataError
+
+    try:
+        others = labels_from_other_sources(path, written)
+    except DataError as e:
+        if replace:
+            out.print(f"  replaced {path} whole (--replace-labels)", markup=False, soft_wrap=True)
+            return []
+        raise TinyjudgeError(
+            f"{e}; the import keeps the labels already there from other sources and cannot "
+            "read this line: fix or remove it, or give --replace-labels to drop them all"
+        ) from None
+    if others:
+        counts = ", ".join(f"{s} {n}" for s, n in Counter(lab.source for lab in others).items())
+        did = "dropped (--replace-labels)" if replace else "kept"
+        out.print(
+            f"  {did} {len(others)} labels of other sources in {path}: {counts}",
+            markup=False,
+            soft_wrap=True,
+        )
+    return [] if replace else others

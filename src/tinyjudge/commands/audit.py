@@ -17,6 +17,7 @@ from ._io import (
     refuse_writing_over_inputs,
     resolve_rubric_filter,
 )
+from ._overlap import allow_overlap_option, model_dir_option, refuse_people_overlap
 
 __all__ = ["command"]
 
@@ -41,6 +42,8 @@ def command(
     ),
     n_boot: int = typer.Option(1000, "--n-boot", help="bootstrap resamples per interval"),
     seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
+    model_dir: list[Path] = model_dir_option(),
+    allow_overlap: bool = allow_overlap_option(),
 ) -> None:
     """Agreement, bias probes and an HTML report for any label sources."""
     from tinyjudge.audit.report import build_report, write_report
@@ -54,6 +57,15 @@ def command(
     )
     rubric_id, rub = resolve_rubric_filter(rubric)
     all_labels = read_label_files(labels)
+    sources = sorted({lab.source for lab in all_labels})
+    refuse_people_overlap(
+        all_labels,
+        labels,
+        [s for s in sources if s.startswith("rm:")],
+        [s for s in sources if s.startswith("human:")],
+        model_dir,
+        allow_overlap,
+    )
     rub = rub or labels_rubric(all_labels, labels, rubric_id)
     item_list = read_items(items) if items is not None else None
     scale = [s.strip() for s in order.split(",") if s.strip()] if order else None
@@ -77,7 +89,8 @@ def command(
     for r in result.data["pairs"]:
         if r["a"] == reference:
             table.add_row(
-                r["b"], str(r["n"]), str(r["unscored"]), format_interval(r["accuracy"]),
+                r["b"] + (" (vs the others' final)" if r.get("reference_without") else ""),
+                str(r["n"]), str(r["unscored"]), format_interval(r["accuracy"]),
                 format_interval(r["kappa"], r["kappa_ci"]), format_interval(r["alpha"]),
             )  # fmt: skip
     out.print(table)

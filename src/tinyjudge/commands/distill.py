@@ -52,11 +52,12 @@ def command(
     """
     import contextlib
     import logging
+    import warnings
 
     from rich.logging import RichHandler
 
     from tinyjudge.datasets.jsonl import read_items
-    from tinyjudge.distill import distill, parse_params
+    from tinyjudge.distill import SplitWarning, distill, parse_params
     from tinyjudge.distill.hf import is_main_process, wait_for_everyone
 
     main = is_main_process()
@@ -72,7 +73,11 @@ def command(
     item_list, label_list = read_items(items), read_label_files(labels)
     rub = resolve_rubric(rubric)
     status = err.status(f"distilling {source} into a {tier} model...")
-    with status if main else contextlib.nullcontext():
+    with (
+        status if main else contextlib.nullcontext(),
+        warnings.catch_warnings(record=True) as caught,
+    ):
+        warnings.simplefilter("always", SplitWarning)
         result = distill(
             item_list,
             label_list,
@@ -93,6 +98,12 @@ def command(
     wait_for_everyone()  # the other ranks end once rank 0 has written the model
     if not main:
         return
+    for w in caught:
+        if isinstance(w.message, SplitWarning):
+            said = w.message.describe("--val-fraction", f"--group-by {w.message.key}")
+            err.print(f"warning: {said}", markup=False, soft_wrap=True)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     v = result.validation
     out.print(
         f"{result.model.name} ({tier}): trained on {result.n_train}, validated on {result.n_val}"

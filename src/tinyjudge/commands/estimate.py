@@ -13,6 +13,7 @@ from rich.table import Table
 from tinyjudge.errors import TinyjudgeError
 
 from ._io import labels_rubric, out, read_label_files, refuse_writing_over_inputs, resolve_rubric
+from ._overlap import allow_overlap_option, model_dir_option, refuse_people_overlap
 
 if TYPE_CHECKING:
     from tinyjudge.estimate import RateEstimate, RateReport
@@ -78,6 +79,8 @@ def command(
     human_fraction: float = typer.Option(None, "--human-fraction", help="keep this share"),
     seed: int = typer.Option(0, "--seed", help="seed of --human-fraction's draw"),
     json_out: Path = typer.Option(None, "--json", help="also write the figures as JSON"),
+    model_dir: list[Path] = model_dir_option(),
+    allow_overlap: bool = allow_overlap_option(),
 ) -> None:
     """Estimate behaviour rates from cheap labels plus a few human ones (PPI)."""
     from tinyjudge.datasets.jsonl import atomic_writer, read_items
@@ -90,6 +93,7 @@ def command(
         [*((path, "labels file") for path in labels), (items, "--items file")],
     )
     records = read_label_files(labels)
+    refuse_people_overlap(records, labels, [cheap], [human], model_dir, allow_overlap)
     report = estimate_rates(
         records,
         read_items(items) if items is not None else None,

@@ -12,7 +12,7 @@ from typer.core import TyperGroup
 
 from tinyjudge.errors import TinyjudgeError
 
-from ._io import err, fail, out, resolve_rubric, store_rubric
+from ._io import REPLACE_LABELS_HELP, err, fail, labels_to_keep, out, resolve_rubric, store_rubric
 
 __all__ = ["command", "build_app"]
 
@@ -22,6 +22,7 @@ def command(
     src: Path = typer.Argument(..., help="folder laid out like the original release"),
     out_dir: Path = typer.Option(..., "--out", help="writes OUT/items.jsonl and OUT/labels.jsonl"),
     skip_bad: bool = typer.Option(False, "--skip-bad", help="report bad rows and go on"),
+    replace_labels: bool = typer.Option(False, "--replace-labels", help=REPLACE_LABELS_HELP),
 ) -> None:
     """Import a public labelled set into items.jsonl and labels.jsonl.
 
@@ -29,7 +30,9 @@ def command(
     with --skip-bad it reports each bad record and imports the rest. The two
     files are written into a temporary folder beside OUT and take the place of
     OUT's earlier pair together, only when the import succeeds: a failed or
-    killed import leaves OUT as it was (its other files always stay).
+    killed import leaves OUT as it was (its other files always stay). Labels
+    already in OUT/labels.jsonl from other sources (people's, from the labelling
+    page) stay, after the imported ones, unless --replace-labels.
     """
     from tinyjudge._atomic import atomic_dir
     from tinyjudge.datasets.importers import ImportStopped, run_import
@@ -48,7 +51,8 @@ def command(
         fail(f"{stop}; {kept}; fix that record, or rerun with --skip-bad to import the rest")
     with atomic_dir(out_dir, keep_others=True) as tmp:
         n_items = write_jsonl(tmp / "items.jsonl", result.items)
-        n_labels = write_jsonl(tmp / "labels.jsonl", result.labels)
+        others = labels_to_keep(out_dir / "labels.jsonl", result.labels, replace_labels)
+        n_labels = write_jsonl(tmp / "labels.jsonl", [*result.labels, *others]) - len(others)
         for rubric_id in dict.fromkeys(lab.rubric for lab in result.labels):
             store_rubric(resolve_rubric(rubric_id), tmp)
     out.print(f"{name}: {n_items} items, {n_labels} labels -> {out_dir}", markup=False)
@@ -69,8 +73,9 @@ def _public_set(name: str, rubric: str) -> Callable[..., None]:
             ..., "--out", help="writes OUT/items.jsonl and OUT/labels.jsonl"
         ),
         skip_bad: bool = typer.Option(False, "--skip-bad", help="report bad rows and go on"),
+        replace_labels: bool = typer.Option(False, "--replace-labels", help=REPLACE_LABELS_HELP),
     ) -> None:
-        command(name, src, out_dir, skip_bad)
+        command(name, src, out_dir, skip_bad, replace_labels)
 
     run.__doc__ = f"Import the public set {name} (labels under rubric {rubric})."
     return run

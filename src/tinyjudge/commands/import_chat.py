@@ -8,7 +8,7 @@ import typer
 
 from tinyjudge.errors import TinyjudgeError
 
-from ._io import err, out, resolve_rubric, store_rubric
+from ._io import REPLACE_LABELS_HELP, err, labels_to_keep, out, resolve_rubric, store_rubric
 
 __all__ = ["command"]
 
@@ -28,12 +28,14 @@ def command(
     rubric: str = typer.Option(None, "--rubric", help="the labels' rubric (name or .yaml path)"),
     source: str = typer.Option(None, "--source", help="the labels' source, e.g. human:final"),
     skip_bad: bool = typer.Option(False, "--skip-bad", help="report bad rows and go on"),
+    replace_labels: bool = typer.Option(False, "--replace-labels", help=REPLACE_LABELS_HELP),
 ) -> None:
     """Import your own chat transcripts (OpenAI SDK, vLLM, TRL shapes) as items.
 
     Every other column goes to the items' metadata. Rows without an id get one
     from their content. A bad row stops the import (file:line) and writes
-    nothing, unless --skip-bad.
+    nothing, unless --skip-bad. Labels already in OUT/labels.jsonl from other
+    sources stay, unless --replace-labels.
     """
     from tinyjudge._atomic import atomic_dir
     from tinyjudge.datasets.importers import import_chat
@@ -48,7 +50,8 @@ def command(
     with atomic_dir(out_dir, keep_others=True) as tmp:
         write_jsonl(tmp / "items.jsonl", got.items)
         if label_field is not None:
-            write_jsonl(tmp / "labels.jsonl", got.labels)
+            kept = labels_to_keep(out_dir / "labels.jsonl", got.labels, replace_labels)
+            write_jsonl(tmp / "labels.jsonl", [*got.labels, *kept])
             if rub is not None:
                 store_rubric(rub, tmp)
     out.print(

@@ -9,7 +9,15 @@ import typer
 
 from tinyjudge.errors import TinyjudgeError
 
-from ._io import err, out, refuse_writing_over_inputs, resolve_rubric, store_rubric
+from ._io import (
+    REPLACE_LABELS_HELP,
+    err,
+    labels_to_keep,
+    out,
+    refuse_writing_over_inputs,
+    resolve_rubric,
+    store_rubric,
+)
 
 if TYPE_CHECKING:
     from tinyjudge.datasets.importers.label_sheet import Method
@@ -31,8 +39,12 @@ def command(
         "majority", "--aggregate", help="human:final by majority (ties unscored) or dawid-skene"
     ),
     skip_bad: bool = typer.Option(False, "--skip-bad", help="report bad rows and go on"),
+    replace_labels: bool = typer.Option(False, "--replace-labels", help=REPLACE_LABELS_HELP),
 ) -> None:
-    """Import people's labels: one human:<rater> label per judgment, one human:final per item."""
+    """Import people's labels: one human:<rater> label per judgment, one human:final per item.
+
+    Labels already in --out from other sources stay, after these, unless --replace-labels.
+    """
     from tinyjudge.datasets.importers import import_labels
     from tinyjudge.datasets.jsonl import read_items, write_jsonl
 
@@ -61,7 +73,8 @@ def command(
             f"{path}: no labels read ({len(got.bad)} bad rows, {got.empty} rows with no label); "
             f"{out_path} not written"
         )
-    n = write_jsonl(out_path, got.labels)
+    kept = labels_to_keep(out_path, got.labels, replace_labels)
+    n = write_jsonl(out_path, [*got.labels, *kept]) - len(kept)
     store_rubric(rub, out_path.parent)
     finals = sum(1 for lab in got.labels if lab.source == "human:final")
     out.print(

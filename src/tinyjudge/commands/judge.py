@@ -32,7 +32,12 @@ def command(
     ),
     max_retries: int = typer.Option(None, "--max-retries", help="[default: 4; --local: 1]"),
     timeout: float = typer.Option(
-        None, "--timeout", help="seconds per HTTP request [default: 60; --local: 900]"
+        None,
+        "--timeout",
+        help="seconds one call may take, first byte to last [default: 60; --local: 900]",
+    ),
+    max_reply_mb: float = typer.Option(
+        16.0, "--max-reply-mb", help="the most a reply may hold; a larger one is cut, unscored"
     ),
     max_tokens: int = typer.Option(
         None, "--max-tokens", help="completion limit [default: 1024; --local: 20, label first]"
@@ -74,11 +79,23 @@ def command(
     from tinyjudge.datasets.jsonl import atomic_writer, read_items, write_jsonl
     from tinyjudge.judge import Judge, replay_server
 
+    default_cache = out_path.with_name(out_path.name + ".cache.sqlite")
+    cache_path = None if no_cache else (cache or default_cache)
     refuse_writing_over_inputs(
-        [(out_path, "--out"), (summary, "--summary")],
+        [
+            (out_path, "--out"),
+            *_cache_files(cache_path, "--cache" if cache is not None else "cache"),
+            (summary, "--summary"),
+        ],
         [(items, "ITEMS file"), (replay, "--replay file")],
     )
     item_list = read_items(items)
+    if not dry_run:  # paid calls must not end in an output that cannot be written
+        from tinyjudge._atomic import check_writable
+
+        for path in (out_path, summary):
+            if path is not None:
+                check_writable(path)
     if not item_list:
         raise TinyjudgeError(f"{items}: no items")
     if limit is not None:
@@ -105,12 +122,11 @@ def command(
         timeout=timeout,
         max_tokens=max_tokens,
         response_format=response_format,
+        max_reply_mb=max_reply_mb,
     )
     prices = None
     if price_in is not None or price_out is not None:
         prices = {"input": price_in or 0.0, "output": price_out or 0.0}
-    default_cache = out_path.with_name(out_path.name + ".cache.sqlite")
-    cache_path = None if no_cache else (cache or default_cache)
     api_key = os.environ.get(api_key_env) or None
     with ExitStack() as stack:
         if replay is not None:
@@ -143,6 +159,16 @@ def command(
     if summary is not None:
         with atomic_writer(summary) as fh:
             json.dump(judgment.as_dict(), fh, indent=2)
+
+
+def _cache_files(cache: Path | None, option: str) -> list[tuple[Path | None, str]]:
+    """The cache and the files SQLite keeps beside it, as outputs no other output may be."""
+    if cache is None:
+        return []
+    files: list[tuple[Path | None, str]] = [(cache, option)]
+    for suffix in ("-wal", "-shm", "-journal"):
+        files.append((cache.with_name(cache.name + suffix), f"{option}'s {suffix[1:]} file"))
+    return files
 
 
 def _judge_options(local: bool, **given: Any) -> dict[str, Any]:

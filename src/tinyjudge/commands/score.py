@@ -29,6 +29,7 @@ def command(
     """Score items with a distilled reward model."""
     from rich.progress import Progress
 
+    from tinyjudge._people_items import learned_from_model_dir, write_sidecar
     from tinyjudge.datasets.jsonl import count_lines
     from tinyjudge.distill import load_model, score_file
 
@@ -45,10 +46,13 @@ def command(
             batch_size=batch_size,
             calibrated=not raw,
         )
+        write_sidecar(out_path, learned_from_model_dir(model_dir, calibrated=not raw))
         out.print(f"{n} labels scored on Ray ({ray}) -> {out_path}")
         return
     model = load_model(model_dir, calibrated=not raw)
     with Progress(console=err, transient=True) as bar:
         task = bar.add_task(f"scoring with {model.name}", total=count_lines(items))
         n = score_file(model, items, out_path, batch_size, lambda k: bar.advance(task, k))
+    # which people labels the model learned from, for estimate and audit to check
+    write_sidecar(out_path, learned_from_model_dir(model_dir, calibrated=not raw))
     out.print(f"{n} labels (source {model.source}) -> {out_path}")

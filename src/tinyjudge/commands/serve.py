@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from tinyjudge.errors import TinyjudgeError
+
 from ._io import fail, out
 
 __all__ = ["command"]
@@ -62,7 +64,10 @@ def command(
     if chat_template is not None:
         check_template(chat_template)
     model = load_model(model_dir)
-    labels = reward_labels_for(model, reward.split(",") if reward else None)
+    try:
+        labels = reward_labels_for(model, reward.split(",") if reward else None)
+    except TinyjudgeError as e:
+        raise TinyjudgeError(f"--reward {reward}: {e}") from None
     out.print(f"serving {model.name} on http://{host}:{port} (POST /score, /get_reward)")
     out.print(describe_reward(model, labels), markup=False, soft_wrap=True)
     run_server(

@@ -23,6 +23,7 @@ __all__ = [
     "read_jsonl",
     "read_items",
     "read_labels",
+    "labels_from_other_sources",
     "write_jsonl",
     "atomic_writer",
     "append_jsonl",
@@ -161,6 +162,29 @@ def read_labels(
     """
     check = load_rubric(rubric).label_problem if rubric is not None else None
     return list(read_jsonl(path, Label, on_error=on_error, check=check))
+
+
+def labels_from_other_sources(
+    path: str | os.PathLike[str], written: Iterable[Label]
+) -> list[Label]:
+    """The labels of a labels file that a writer of ``written`` does not own, in order.
+
+    A writer (an import) owns the (source, rubric) pairs it writes; every other
+    label in the file (people's ``human:<name>`` labels from the labelling page,
+    a judge's) came from someone else, and rewriting the file must keep them.
+
+    Args:
+        path: the labels file about to be rewritten; missing means none.
+        written: the labels the writer is about to write.
+
+    Raises:
+        DataError: a line of the file is not a label (``path:line``): dropping
+            it would lose what it holds, keeping it would break the file.
+    """
+    if not Path(path).exists():
+        return []
+    owned = {(lab.source, lab.rubric) for lab in written}
+    return [lab for lab in read_jsonl(path, Label) if (lab.source, lab.rubric) not in owned]
 
 
 def _dump(record: BaseModel | dict) -> str:

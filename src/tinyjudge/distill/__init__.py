@@ -24,6 +24,7 @@ from ._multi import fit_multi_rubric
 from ._onnx import ExportReport, export_onnx
 from ._ort import ort_session
 from ._probe import ProbeRM
+from ._split_checks import SplitWarning
 from ._text import View, item_views
 from ._transformer import EncoderRM, TransformerConfig, TransformerRM, bradley_terry, soft_ce
 
@@ -58,6 +59,7 @@ __all__ = [
     "training_set",
     "TrainingSet",
     "grouped_split",
+    "SplitWarning",
     "group_keys",
     "data_hash",
     "item_views",

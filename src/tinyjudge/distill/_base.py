@@ -1,8 +1,7 @@
-"""What every reward-model tier shares: targets, scoring to Labels, save and the model card."""
+"""What every reward-model tier shares: targets, scoring to Labels, and saving."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -10,11 +9,12 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from tinyjudge._digest import MODEL_META_FILE, content_sha256, file_sha256
+from tinyjudge._model_dir import FORMAT, FORMAT_VERSION, META_FILE, model_rubric, save_model_dir
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label
-from tinyjudge.rubric import Rubric, load_rubric, load_rubric_copy, save_rubric_copy
+from tinyjudge.rubric import Rubric, load_rubric
 
+from ._card import model_card
 from ._data import data_hash
 from ._text import View, answer_prefixes, item_views
 
@@ -23,33 +23,9 @@ __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
     "META_FILE",
-    "file_sha256",
-    "content_sha256",
-    "write_meta",
     "model_rubric",
     "batched",
 ]
-
-FORMAT = "tinyjudge-reward-model"
-# 2: tinyjudge.json carries "sha256", the hash of its own content (classes, rubric
-# with its positive labels, and the weight files' hashes), binding them together.
-FORMAT_VERSION = 2
-META_FILE = MODEL_META_FILE
-
-
-def write_meta(model_dir: Path, meta: dict[str, Any]) -> str:
-    """Write ``tinyjudge.json`` stamped with its content hash; returns the hash.
-
-    The hash covers the classes, the rubric (so its ``positive`` labels) and
-    the weight files' hashes: the model's identity. A calibration written into
-    the directory records it, so it is never applied to other weights.
-    """
-    meta = {**meta, "sha256": content_sha256(meta)}
-    path = model_dir / META_FILE
-    tmp = path.with_name(f".{META_FILE}.tmp")
-    tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
-    return str(meta["sha256"])
 
 
 def batched(items: Iterable[Item], size: int) -> Iterator[list[Item]]:
@@ -68,7 +44,7 @@ class RewardModel(ClassifierMixin, BaseEstimator):
     """A scikit-learn classifier over items whose classes are a rubric's labels.
 
     Subclasses implement ``_fit(items, Y)`` on soft targets ``Y`` (n, k),
-    ``_proba(items)``, ``_save_files(model_dir) -> [file names]`` and
+    ``_proba(items)``, ``_save_files(model_dir)`` (any files: shards, adapters) and
     ``_load(model_dir, meta)``. A calibrator set on ``calibrator_`` (see
     :func:`tinyjudge.distill.load_model`) maps every ``predict_proba`` output.
     """
@@ -254,49 +230,30 @@ class RewardModel(ClassifierMixin, BaseEstimator):
     # -- saving ----------------------------------------------------------------
 
     def save(self, model_dir: str | Path) -> Path:
-        """Write the model, ``tinyjudge.json`` (with file hashes) and a README model card.
+        """Write the model, ``tinyjudge.json`` (every file's hash) and a README model card.
 
         The directory is built beside ``model_dir`` and swapped in whole when it
-        is complete: a failed or killed save leaves the old model as it was, and
-        nothing of an old model (a calibration fitted to its weights) survives.
+        is complete (see :func:`tinyjudge._model_dir.save_model_dir`): a failed
+        or killed save leaves the old model as it was, and nothing of an old
+        model (a calibration fitted to its weights) survives.
 
         Raises:
-            TinyjudgeError: ``model_dir`` holds files but is not a model directory.
+            ModelDirError: ``model_dir`` holds files but is not a model directory.
         """
-        from tinyjudge._atomic import atomic_dir
-
         self._check_fitted()
         d = Path(model_dir)
-        if d.is_dir() and any(d.iterdir()) and not (d / META_FILE).is_file():
-            raise TinyjudgeError(
-                f"{d} holds files and is not a model directory; saving there would replace "
-                "them: give a new folder (or an earlier model's)"
-            )
-        with atomic_dir(d) as tmp:
-            self._save_to(tmp, d)
-        if hasattr(self, "model_dir_"):
-            self.model_dir_ = d
-        return d
-
-    def _save_to(self, tmp: Path, d: Path) -> None:
-        files = self._save_files(tmp)
-        rubric_file = save_rubric_copy(self.rubric, tmp).name
-        files = [*files, rubric_file]  # its SHA-256 binds it like the weights
         meta = {
-            "format": FORMAT,
-            "version": FORMAT_VERSION,
             "tier": self.tier,
             "name": self.name,
-            "rubric": self.rubric.model_dump(mode="json"),
-            "rubric_hash": self.rubric.hash,
-            "rubric_file": rubric_file,
             "classes": self.classes_,
             "params": self._meta_params(),
             "card": getattr(self, "card_", {}),
-            "files": {f: file_sha256(tmp / f) for f in sorted(files)},
         }
-        write_meta(tmp, meta)
-        (tmp / "README.md").write_text(model_card(meta, self._usage(d)), encoding="utf-8")
+        usage = self._usage(d)
+        save_model_dir(d, meta, self.rubric, self._save_files, lambda m: model_card(m, usage))
+        if hasattr(self, "model_dir_"):
+            self.model_dir_ = d
+        return d
 
     def _meta_params(self) -> dict[str, Any]:
         return {k: v for k, v in self.get_params().items() if k not in {"rubric", "name"}}
@@ -315,7 +272,8 @@ class RewardModel(ClassifierMixin, BaseEstimator):
     def _proba(self, items: list[Item]) -> np.ndarray:
         raise NotImplementedError
 
-    def _save_files(self, model_dir: Path) -> list[str]:
+    def _save_files(self, model_dir: Path) -> None:
+        """Write the tier's files into ``model_dir``; every file there is listed and hashed."""
         raise NotImplementedError
 
     @classmethod
@@ -325,30 +283,6 @@ class RewardModel(ClassifierMixin, BaseEstimator):
 
 def _dialogue_key(item: Item) -> tuple[tuple[str, str], ...]:
     return tuple((m.role, m.text) for m in item.messages)
-
-
-def model_rubric(model_dir: Path, meta: dict[str, Any]) -> Rubric:
-    """The rubric a saved model was trained under: its stored copy (``rubric_file``).
-
-    The copy must be the rubric ``tinyjudge.json`` records; a directory saved
-    before models carried the copy gives that one.
-
-    Raises:
-        TinyjudgeError: the copy's content hash differs from the recorded
-            ``rubric_hash``, or the copy is not the recorded rubric.
-        pydantic.ValidationError: the recorded rubric is malformed.
-    """
-    recorded = Rubric.model_validate(meta["rubric"])
-    name = meta.get("rubric_file")
-    if name is None:
-        return recorded
-    copy = load_rubric_copy(Path(model_dir) / str(name), meta.get("rubric_hash"))
-    if copy != recorded:
-        raise TinyjudgeError(
-            f"{Path(model_dir) / str(name)}: not the rubric recorded in {META_FILE}; the "
-            "model directory was rewritten by other code: re-distill, or restore it"
-        )
-    return copy
 
 
 def init_common(model: RewardModel, rubric: Rubric | str, name: str | None) -> None:
@@ -381,59 +315,3 @@ def _check_weights(sample_weight: Any, n: int) -> np.ndarray:
             f"got shape {w.shape}"
         )
     return w
-
-
-def _people_lines(card: dict[str, Any]) -> list[str]:
-    """The card's lines on people's labels, when the model learnt from them too."""
-    if not card.get("human_source"):
-        return []
-    how = {
-        "weighted": "a person's label where there is one, else the judge's; each person's "
-        f"row weighs {card.get('human_weight') or 1:.3g} judge rows",
-        "posterior": "a person's label where there is one; elsewhere P(person | judge's "
-        "label) from the judge's confusion matrix against people",
-        "forward": "forward loss correction by the judge's confusion matrix against people "
-        "(EM on soft targets)",
-        "dawid-skene": "Dawid-Skene soft targets over the judge and the raters",
-        "people": "the head learns from people's labels only, the text features from every item",
-    }.get(card.get("human_method", ""), card.get("human_method", "?"))
-    return [
-        f"- people (label source): `{card['human_source']}`: {card.get('n_human_labels')} "
-        f"human and {card.get('n_judge_labels')} judge labels on the training items "
-        f"({card.get('n_both')} with both); method `{card.get('human_method')}`: {how}",
-    ]
-
-
-def model_card(meta: dict[str, Any], usage: str) -> str:
-    """The README.md of a model directory."""
-    rubric = meta["rubric"]
-    card = meta.get("card", {})
-    lines = [
-        f"# {meta['name']}: a tinyjudge reward model ({meta['tier']} tier)",
-        "",
-        f"- rubric: `{rubric['id']}` v{rubric['version']} (hash `{meta['rubric_hash']}`): "
-        f"{rubric['title']}",
-        f"- labels: {', '.join(f'`{c}`' for c in meta['classes'])}",
-        f"- reads: view `{rubric.get('reward_model', {}).get('view', 'window')}`, combined "
-        f"`{rubric.get('reward_model', {}).get('combine', 'last')}` (the rubric's `reward_model`)",
-        f"- teacher (label source): `{card.get('teacher_source', 'unknown')}`",
-        *_people_lines(card),
-        f"- training data: {card.get('n_train', '?')} items, hash `{card.get('data_hash', '?')}`"
-        + (f", {card['n_unscored']} unscored labels left out" if card.get("n_unscored") else ""),
-        f"- format: `{meta['format']}` version {meta['version']}",
-        "",
-        "## Validation (agreement with the teacher"
-        + (" and with people)" if card.get("human_source") else ")"),
-        "",
-    ]
-    val = card.get("validation")
-    if val:
-        lines += ["| metric | value |", "|---|---|"]
-        lines += [
-            f"| {k} | {v:.4f} |" if isinstance(v, float) else f"| {k} | {v} |"
-            for k, v in val.items()
-        ]
-    else:
-        lines.append("No held-out validation was run.")
-    lines += ["", "## Use", "", usage, ""]
-    return "\n".join(lines)

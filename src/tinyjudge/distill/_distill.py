@@ -8,14 +8,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Item, Label
+from tinyjudge._people_items import PEOPLE_KEY, people_digest
+from tinyjudge.records import Item, Label, unique_ids
 from tinyjudge.rubric import Rubric, load_rubric
 
 from ._base import RewardModel, batched
 from ._data import grouped_split, training_set
 from ._load import make_model
 from ._people import DEFAULT_PEOPLE_METHOD, fit_with_people, people_targets
+from ._split_checks import check_split
 from ._transformer import TransformerRM
 from .hf import is_main_process
 
@@ -60,7 +61,9 @@ def distill(
     """Fit a reward model on ``source``'s labels and validate it on held-out groups.
 
     The saved model is the one fitted on the training split, so the validation
-    figures in its model card describe exactly that model. The transformer tier
+    figures in its model card describe exactly that model. A validation split of
+    fewer than 50 items, or items sharing a prompt or task field on both sides of a
+    split without ``group_by``, gives a :class:`SplitWarning`. The transformer tier
     also scores the validation split after each epoch and keeps the best epoch.
     Under ``torchrun``/``accelerate launch`` every rank trains on its shard and
     rank 0 alone validates: the other ranks get empty ``validation``.
@@ -90,6 +93,7 @@ def distill(
         )  # fmt: skip
     ts = training_set(items, labels, source, rubric)
     train, val = grouped_split(ts.items, group_by, val_fraction, seed)
+    check_split(ts.items, train, val, group_by)
     model = make_model(tier, rubric, **params)
     val_items = [ts.items[i] for i in val]
     if isinstance(model, TransformerRM):  # scored after each epoch, the best epoch kept
@@ -113,6 +117,8 @@ def distill(
             "validation": validation,
         }
     )
+    if source.startswith("human:"):  # people were the teacher: every training item counts
+        model.card_[PEOPLE_KEY] = people_digest(ts.items[i].id for i in train)
     return DistillResult(model, validation, len(train), len(val), ts.n_unscored)
 
 
@@ -133,6 +139,7 @@ def _distill_with_people(
     human, method, weight, raters = people
     everything = people_targets(items, labels, source, human, rubric, method, weight, raters)
     train, val = grouped_split(everything.items, group_by, val_fraction, seed)
+    check_split(everything.items, train, val, group_by)
     train_items = [everything.items[i] for i in train]
     pt = people_targets(train_items, labels, source, human, rubric, method, weight, raters)
     model = fit_with_people(make_model(tier, rubric, **params), pt)
@@ -163,6 +170,9 @@ def _distill_with_people(
             "validation": validation,
         }
     )
+    model.card_[PEOPLE_KEY] = people_digest(
+        it.id for it, person in zip(pt.items, pt.is_human, strict=True) if person
+    )
     return DistillResult(model, validation, len(train), len(val), n_unscored)
 
 
@@ -176,28 +186,18 @@ def score_file(
     """Score an items file into a labels file, streaming in batches.
 
     The output appears only when every item is scored (atomic rename).
+    Items that share an id, or an ``out_path`` that is ``items_path``, are refused.
     ``on_batch`` gets the number of items of each finished batch (for progress).
     Returns the number of labels written.
     """
-    from tinyjudge._atomic import same_file
-    from tinyjudge.datasets.jsonl import atomic_writer, read_jsonl
+    from tinyjudge._atomic import atomic_writer, refuse_writing_over_inputs
+    from tinyjudge.datasets.jsonl import read_jsonl
 
-    if same_file(items_path, out_path):
-        raise TinyjudgeError(
-            f"--out {out_path} is the items file; writing there would replace it: "
-            "give another --out"
-        )
+    refuse_writing_over_inputs([(out_path, "out_path")], [(items_path, "items file")])
     n = 0
-    seen: dict[str, int] = {}
     with atomic_writer(out_path) as fh:
-        for batch in batched(read_jsonl(items_path, Item), batch_size):
-            for k, it in enumerate(batch, start=n + 1):
-                first = seen.setdefault(it.id, k)
-                if first != k:
-                    raise TinyjudgeError(
-                        f"{items_path}: item id {it.id!r} appears twice (items {first} and "
-                        f"{k}); ids must be unique"
-                    )
+        items = unique_ids(read_jsonl(items_path, Item), str(items_path))
+        for batch in batched(items, batch_size):
             P = model.predict_proba(batch)
             for lab in model.labels_for(batch, np.asarray(P)):
                 fh.write(lab.model_dump_json(exclude_none=True) + "\n")

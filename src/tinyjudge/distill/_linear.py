@@ -286,8 +286,8 @@ class LinearRM(RewardModel):
     def _proba(self, items: list[Item]) -> np.ndarray:
         return self.head_.predict_proba(self.features_.transform(items))
 
-    def _save_files(self, model_dir: Path) -> list[str]:
-        return save_text_head(model_dir, self.features_, self.head_)
+    def _save_files(self, model_dir: Path) -> None:
+        save_text_head(model_dir, self.features_, self.head_)
 
     @classmethod
     def _load(cls, model_dir: Path, meta: dict[str, Any]) -> LinearRM:
@@ -297,7 +297,7 @@ class LinearRM(RewardModel):
 M = TypeVar("M", bound=RewardModel)
 
 
-def save_text_head(model_dir: Path, features: TextFeatures, head: SoftLogistic) -> list[str]:
+def save_text_head(model_dir: Path, features: TextFeatures, head: SoftLogistic) -> None:
     """Write text features and a logistic head: ``vocab.json`` + ``weights.safetensors``."""
     from safetensors.numpy import save_file
 
@@ -308,7 +308,6 @@ def save_text_head(model_dir: Path, features: TextFeatures, head: SoftLogistic) 
     # coef_ that way) would come back transposed in memory.
     arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
     save_file(arrays, str(model_dir / "weights.safetensors"))
-    return ["vocab.json", "weights.safetensors"]
 
 
 def load_text_head(cls: type[M], model_dir: Path, meta: dict[str, Any]) -> M:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import json
 import os
 import typing
 from pathlib import Path
@@ -12,11 +11,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from tinyjudge._model_dir import META_FILE, check
 from tinyjudge.datasets.jsonl import describe_validation_error
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import ModelDirError, TinyjudgeError
 from tinyjudge.rubric import Rubric, load_rubric
 
-from ._base import FORMAT, FORMAT_VERSION, META_FILE, RewardModel, content_sha256, file_sha256
+from ._base import RewardModel
 from ._linear import LinearRM
 from ._probe import ProbeRM
 from ._transformer import EncoderRM, TransformerRM
@@ -118,71 +118,22 @@ def parse_params(pairs: list[str]) -> dict[str, Any]:
 def check_model_dir(model_dir: str | os.PathLike[str], calibrated: bool = True) -> dict[str, Any]:
     """Check a saved model directory without loading its weights; return its metadata.
 
-    Checks what :func:`load_model` checks before it builds the model: the format
-    version, every file's hash, the tier and (``calibrated``) the calibration file.
+    Checks what :func:`load_model` checks before it builds the model (see
+    :mod:`tinyjudge._model_dir`): the format version, that the files on disk are
+    the ones recorded (none added or missing) with their hashes, the tier and
+    (``calibrated``) the calibration file.
 
     Raises:
-        TinyjudgeError: not a model directory, another format version, a file
-            whose hash differs from the one recorded at save time, an unknown tier.
+        ModelDirError: not a model directory, another format version, a file
+            added, missing or changed since the save, an unknown tier.
     """
     d = Path(model_dir)
-    meta_path = d / META_FILE
-    if not meta_path.is_file():
-        raise TinyjudgeError(f"{d}: not a tinyjudge model directory (no {META_FILE})")
-    meta = _read_json(meta_path)
-    if meta.get("format") != FORMAT or meta.get("version") != FORMAT_VERSION:
-        raise TinyjudgeError(
-            f"{meta_path}: format {_short(meta.get('format'))} version "
-            f"{_short(meta.get('version'))}; this tinyjudge reads {FORMAT!r} version "
-            f"{FORMAT_VERSION}: re-distill the model"
-        )
-    if meta.get("sha256") != content_sha256(meta):
-        raise TinyjudgeError(
-            f"{meta_path}: edited after the model was saved (its content hash differs); "
-            "the classes and rubric in it are bound to the weights: re-distill, or restore it"
-        )
-    files = meta.get("files")
-    exports = meta.get("exports", {})
-    if not isinstance(files, dict) or not isinstance(exports, dict):
-        raise TinyjudgeError(f'{meta_path}: "files" and "exports" must be objects')
-    for name, expected in {**files, **exports}.items():
-        path = d / name
-        if not path.is_file():
-            raise TinyjudgeError(f"{d}: missing {name}; the model directory is incomplete")
-        if file_sha256(path) != expected:
-            raise TinyjudgeError(
-                f"{path}: SHA-256 differs from the one recorded at save time; the file was "
-                "changed or corrupted: re-distill or restore it"
-            )
-    tier = meta.get("tier")
-    if not isinstance(tier, str) or tier not in TIERS:
-        raise TinyjudgeError(f"{meta_path}: unknown tier {_short(tier)}; tiers are {sorted(TIERS)}")
+    meta = check(d, tiers=TIERS)
     if calibrated:
         from tinyjudge.calibrate import load_calibrator
 
         load_calibrator(d)
     return meta
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    """A JSON object from ``path``, or one line saying why not."""
-    try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except UnicodeDecodeError as e:
-        raise TinyjudgeError(f"{path}: not UTF-8 text (byte {e.start + 1})") from None
-    except json.JSONDecodeError as e:
-        raise TinyjudgeError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
-    except (ValueError, RecursionError) as e:  # a 5,000-digit number; nesting too deep
-        what = "nested too deep" if isinstance(e, RecursionError) else str(e).split(":")[0]
-        raise TinyjudgeError(f"{path}: not valid JSON ({what})") from None
-    if not isinstance(data, dict):
-        raise TinyjudgeError(f"{path}: expected a JSON object, got {type(data).__name__}")
-    return data
-
-
-def _short(value: Any) -> str:
-    shown = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
-    return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 def load_model(model_dir: str | Path, calibrated: bool = True) -> RewardModel:
@@ -194,18 +145,21 @@ def load_model(model_dir: str | Path, calibrated: bool = True) -> RewardModel:
             by ``tinyjudge calibrate``) to ``predict_proba`` when there is one.
 
     Raises:
-        TinyjudgeError: see :func:`check_model_dir`.
+        ModelDirError: see :func:`check_model_dir`; also a record of the right
+            shape but wrong values (written by other code than tinyjudge's).
     """
     d = Path(model_dir)
     meta = check_model_dir(d, calibrated=False)
     try:
         model = TIERS[meta["tier"]]._load(d, meta)
-    except TinyjudgeError:
-        raise  # already one line (an edited rubric copy, a rubric that is not the recorded one)
+    except TinyjudgeError as e:  # already one line (an edited rubric copy, bad params)
+        if isinstance(e, ModelDirError):
+            raise
+        raise ModelDirError(str(e)) from None
     except (ValidationError, KeyError, TypeError, ValueError, AttributeError) as e:
         # Hashed, so not a slip of the hand: a file written by other code than ours.
         problem = describe_validation_error(e) if isinstance(e, ValidationError) else repr(e)
-        raise TinyjudgeError(
+        raise ModelDirError(
             f"{d / META_FILE}: malformed ({problem[:200]}); re-distill the model"
         ) from None
     if calibrated:

@@ -1,17 +1,16 @@
-"""ONNX export of the transformer tier on an encoder, checked against torch (sessions: ``_ort``)."""
+"""ONNX export of the encoder tier, checked against torch (sessions: ``_ort``)."""
 
 from __future__ import annotations
 
-import json
 import warnings
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge._model_dir import update_model_dir
+from tinyjudge.errors import ModelDirError
 
-from ._base import META_FILE, file_sha256, write_meta
 from ._load import load_model
 from ._ort import ONNX_FILE, ONNX_INT8_FILE, ort_session
 from ._shapes import padded_batch
@@ -54,11 +53,13 @@ def export_onnx(
     """Write ``model.onnx`` (and optionally a dynamic-int8 ``model_int8.onnx``).
 
     The fp32 export's logits must match torch's (fp32, eager attention) within
-    ``atol`` on inputs of mixed lengths; the files' hashes join ``tinyjudge.json``.
+    ``atol`` on inputs of mixed lengths. The files are attached to the model
+    directory as one whole change (their hashes join ``tinyjudge.json``'s
+    ``attached``, outside the model's identity, so a calibration still applies).
 
     Raises:
-        TinyjudgeError: not a transformer-tier directory on an encoder (a decoder's
-            last-token pooling is not exported), or the parity check failed.
+        ModelDirError: not an intact encoder-tier directory, or the parity check
+            failed (the directory is left as it was).
     """
     import torch
     from transformers import AutoModelForSequenceClassification
@@ -66,14 +67,14 @@ def export_onnx(
     d = Path(model_dir)
     model = load_model(d, calibrated=False)
     if not isinstance(model, TransformerRM):
-        raise TinyjudgeError(f"{d}: a {model.tier}-tier model; only the encoder tier exports")
+        raise ModelDirError(f"{d}: a {model.tier}-tier model; only the encoder tier exports")
     if model.config.lora_r > 0:
-        raise TinyjudgeError(
+        raise ModelDirError(
             f"{d}: a LoRA adapter; merge it into a plain directory first "
             "(export_merged(model_dir, out_dir)), then export that one to ONNX"
         )
     if model.codec_.kind != "pair":
-        raise TinyjudgeError(
+        raise ModelDirError(
             f"{d}: a transformer-tier model on a decoder ({model.model_.config.model_type}); "
             "only the encoder tier exports to ONNX: score it with runtime='torch'"
         )
@@ -93,43 +94,42 @@ def export_onnx(
     feeds = _inputs(model)
     names = list(feeds)  # token_type_ids only where the model has token types
     args = tuple(torch.from_numpy(feeds[k]) for k in names)
-    path = d / ONNX_FILE
     dyn = {0: "batch", 1: "tokens"}
     with torch.inference_mode():
         expected = _Logits(net)(*args).numpy()
-    with warnings.catch_warnings():
-        # The legacy exporter warns about tracing details that the parity check covers.
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
-            _Logits(net),
-            args,
-            str(path),
-            input_names=names,
-            output_names=["logits"],
-            dynamic_axes={**dict.fromkeys(names, dyn), "logits": {0: "batch"}},
-            opset_version=opset,
-            dynamo=False,
-        )
-    got = ort_session(d).run(["logits"], feeds)[0]
-    diff = float(np.abs(got - expected).max())
-    if diff > atol:
-        path.unlink()
-        raise TinyjudgeError(f"{path}: ONNX logits differ from torch by {diff:.2e} > {atol:g}")
-    report = ExportReport(path, diff, len(_CHECK))
-    if int8:
-        from onnxruntime.quantization import QuantType, quantize_dynamic
+    # The exports are attached to the directory in one whole change: a failed
+    # parity check or a killed export leaves it as it was.
+    with update_model_dir(d) as staged:
+        with warnings.catch_warnings():
+            # The legacy exporter warns about tracing details that the parity check covers.
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                _Logits(net),
+                args,
+                str(staged.path(ONNX_FILE)),
+                input_names=names,
+                output_names=["logits"],
+                dynamic_axes={**dict.fromkeys(names, dyn), "logits": {0: "batch"}},
+                opset_version=opset,
+                dynamo=False,
+            )
+        got = ort_session(staged.root).run(["logits"], feeds)[0]
+        diff = float(np.abs(got - expected).max())
+        if diff > atol:
+            raise ModelDirError(
+                f"{d / ONNX_FILE}: ONNX logits differ from torch by {diff:.2e} > {atol:g}"
+            )
+        report = ExportReport(d / ONNX_FILE, diff, len(_CHECK))
+        if int8:
+            from onnxruntime.quantization import QuantType, quantize_dynamic
 
-        qpath = d / ONNX_INT8_FILE
-        quantize_dynamic(str(path), str(qpath), weight_type=QuantType.QInt8)
-        qgot = ort_session(d, int8=True).run(["logits"], feeds)[0]
-        report = report._replace(
-            int8_path=qpath, int8_max_abs_diff=float(np.abs(qgot - expected).max())
-        )
-    meta = json.loads((d / META_FILE).read_text())
-    for p in (report.path, report.int8_path):
-        if p is not None:
-            # Exports are checked like the weights but are not part of the model's
-            # identity: a calibration fitted before an export still applies after it.
-            meta.setdefault("exports", {})[p.name] = file_sha256(p)
-    write_meta(d, meta)
+            quantize_dynamic(
+                str(staged.root / ONNX_FILE),
+                str(staged.path(ONNX_INT8_FILE)),
+                weight_type=QuantType.QInt8,
+            )
+            qgot = ort_session(staged.root, int8=True).run(["logits"], feeds)[0]
+            report = report._replace(
+                int8_path=d / ONNX_INT8_FILE, int8_max_abs_diff=float(np.abs(qgot - expected).max())
+            )
     return report

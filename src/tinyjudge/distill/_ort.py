@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import ModelDirError
 
 __all__ = ["ort_session", "ONNX_FILE", "ONNX_INT8_FILE"]
 
@@ -19,6 +19,6 @@ def ort_session(model_dir: str | Path, int8: bool = False) -> Any:
 
     path = Path(model_dir) / (ONNX_INT8_FILE if int8 else ONNX_FILE)
     if not path.is_file():
-        flag = "--onnx --int8" if int8 else "--onnx"
-        raise TinyjudgeError(f"{path}: not exported yet; run `tinyjudge export {model_dir} {flag}`")
+        how = "export_onnx(model_dir, int8=True)" if int8 else "export_onnx(model_dir)"
+        raise ModelDirError(f"{path}: not exported yet; export it first with {how}")
     return ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])

@@ -143,8 +143,8 @@ class ProbeRM(RewardModel):
     def _proba(self, items: list[Item]) -> np.ndarray:
         return self.head_.predict_proba(self._features(items))
 
-    def _save_files(self, model_dir: Path) -> list[str]:
-        return save_text_head(model_dir, self.features_, self.head_)
+    def _save_files(self, model_dir: Path) -> None:
+        save_text_head(model_dir, self.features_, self.head_)
 
     @classmethod
     def _load(cls, model_dir: Path, meta: dict[str, Any]) -> ProbeRM:

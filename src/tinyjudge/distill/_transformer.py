@@ -333,15 +333,11 @@ class TransformerRM(RewardModel):
 
     # -- saving ----------------------------------------------------------------
 
-    def _save_files(self, model_dir: Path) -> list[str]:
-        before = {p.name for p in model_dir.iterdir()}
+    def _save_files(self, model_dir: Path) -> None:
+        # Whatever save_pretrained writes (shards, adapter files) is listed and hashed.
         self.model_.save_pretrained(model_dir)
         self.tokenizer_.save_pretrained(model_dir)
         self.model_dir_ = model_dir
-        # peft writes a model card of its own; the directory's card is written after this.
-        (model_dir / "README.md").unlink(missing_ok=True)
-        # Whatever save_pretrained wrote (shards and their index included) is bound by hash.
-        return sorted(p.name for p in model_dir.iterdir() if p.is_file() and p.name not in before)
 
     def _usage(self, model_dir: Path) -> str:
         reads = (

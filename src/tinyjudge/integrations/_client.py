@@ -46,6 +46,12 @@ class RewardClient:
         self.timeout = timeout
         self.headers = {"Authorization": f"Bearer {token}"} if token else {}
         if where.startswith(("http://", "https://")):
+            try:  # said now, not at the first batch of a training run
+                import httpx  # noqa: F401
+            except ImportError:
+                raise TinyjudgeError(
+                    f'a reward server URL ({where}) needs httpx: pip install "tinyjudge[rl]"'
+                ) from None
             base = where.rstrip("/").removesuffix("/get_reward")
             self.url: str | None = base + "/get_reward"
             self.model = None

@@ -25,6 +25,8 @@ from typing import Any, Literal
 
 import openai
 
+from ._endpoint import ReplyTooLarge
+
 __all__ = [
     "CallResult",
     "CallFailed",
@@ -137,6 +139,8 @@ class Caller:
         mode: the step of the fallback chain reached so far (shared by all calls).
         fixed_format: only this ``response_format`` is tried (``--response-format``);
             None walks the whole chain.
+        deadline: seconds one call may take, first byte to last (None: no limit);
+            an endpoint that trickles its reply is cut there, like any timeout.
         calls, retries, fallbacks: counters for the run summary.
     """
 
@@ -149,6 +153,7 @@ class Caller:
     secret: str | None = field(default=None, repr=False)
     mode: Mode = field(default_factory=Mode)
     fixed_format: str | None = None
+    deadline: float | None = None
     calls: int = 0
     retries: int = 0
     tokens_in: int = 0
@@ -235,11 +240,14 @@ class Caller:
                 # the typed create() spends milliseconds per call walking nested params,
                 # which would make the client the bottleneck at high concurrency.
                 body = {"model": self.model, "messages": messages, "temperature": temperature}
-                data = await self.client.post(
-                    "/chat/completions",
-                    cast_to=object,
-                    body={**body, **kw},
-                    options={"headers": headers or {}},
+                data = await asyncio.wait_for(
+                    self.client.post(
+                        "/chat/completions",
+                        cast_to=object,
+                        body={**body, **kw},
+                        options={"headers": headers or {}},
+                    ),
+                    self.deadline,
                 )
                 texts, lps, tokens_in, tokens_out = _read_completion(data)
                 self.tokens_in += tokens_in
@@ -272,8 +280,10 @@ class Caller:
                     return CallFailed(reason, attempt)
                 if status == 429:
                     wait = _retry_after(e)
-            except openai.APITimeoutError:
+            except (openai.APITimeoutError, asyncio.TimeoutError):
                 reason = "timed out"
+            except ReplyTooLarge as e:  # the same body again would cost the same: not retried
+                return CallFailed(str(e), attempt)
             except openai.APIConnectionError as e:
                 reason = f"connection failed: {redact(str(e.__cause__ or e), self.secret)[:200]}"
             except (openai.APIResponseValidationError, _Malformed, ValueError) as e:

@@ -16,6 +16,7 @@ from tinyjudge.records import Item, Label, check_unique_ids
 from tinyjudge.rubric import Rubric, load_rubric
 
 from ._client import RESPONSE_FORMATS, Caller, CallFailed, FatalCallError, Mode, ResponseFormat
+from ._endpoint import bounded_http_client, client_url, shown_url
 from ._parse import bound_text
 from ._prompt import PROMPT_VERSION, build_messages, item_agents, verdict_schema
 from ._store import Store, cache_key
@@ -41,7 +42,10 @@ class Judge:
     Args:
         rubric: a :class:`Rubric`, a built-in rubric name or a YAML path.
         model: the model name sent to the endpoint; labels get source ``judge:<model>``.
-        base_url: the endpoint (``.../v1``); None means OpenAI's.
+        base_url: the endpoint (``.../v1``); None means ``OPENAI_BASE_URL``, else
+            OpenAI's. A ``user:password@``
+            in it is neither sent (the API key is the only authorisation) nor printed
+            (``base_url`` shows it as ``user:***@``).
         api_key: the key; None reads ``OPENAI_API_KEY`` (a local endpoint may need none).
             It is only ever given to the HTTP client: never stored, logged or reported.
         samples: completions per item; with more than one, ``probs`` is their mean
@@ -50,7 +54,11 @@ class Judge:
         concurrency: items in flight at once.
         max_retries: retries per call for 429, 5xx, timeouts, dropped connections
             and malformed bodies; after them the item is unscored and the run goes on.
-        timeout: seconds per HTTP request.
+        timeout: seconds one call may take, first byte to last: an endpoint that
+            trickles its reply is cut there, and the call counts as timed out
+            (retried, then the item is unscored).
+        max_reply_mb: the most a reply's body may hold (MB, decoded), read as it
+            streams: a larger one is cut there and its item unscored with the reason.
         cache: a SQLite file of finished judgments (see the store); None: no cache.
         prices: USD per million tokens, ``{"input": x, "output": y}``, for the cost.
         max_tokens: the completion limit sent with each call.
@@ -87,6 +95,7 @@ class Judge:
         response_format: ResponseFormat = "auto",
         stop_after: int = 8,
         label_first: bool = False,
+        max_reply_mb: float = 16.0,
     ) -> None:
         self.rubric = load_rubric(rubric)
         # Hashed once: the rubric is fixed for the judge's life, and hashing is not free.
@@ -103,6 +112,10 @@ class Judge:
             )
         if max_retries < 0:
             raise TinyjudgeError(f"max_retries must be >= 0, got {max_retries}")
+        if not max_reply_mb > 0:
+            raise TinyjudgeError(f"max_reply_mb must be > 0, got {max_reply_mb}")
+        if not timeout > 0:
+            raise TinyjudgeError(f"timeout must be > 0 seconds, got {timeout}")
         if stop_after < 0:
             raise TinyjudgeError(f"stop_after must be >= 0, got {stop_after}")
         if prices is not None and set(prices) - {"input", "output"}:
@@ -115,7 +128,11 @@ class Judge:
                 f"'tie'), got {self.rubric.label_names}"
             )
         self.model = model
-        self.base_url = base_url
+        # The openai client reads OPENAI_BASE_URL itself; read here, its credentials
+        # are stripped and hidden like those of a URL given.
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        self.base_url = shown_url(base_url)
+        self._endpoint = client_url(base_url)
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key and base_url is None:
             raise TinyjudgeError(
@@ -136,6 +153,7 @@ class Judge:
         self.response_format = response_format
         self.stop_after = stop_after
         self.label_first = label_first
+        self.max_reply_mb = max_reply_mb
         # The step of the fallback chain this endpoint accepted; kept across runs.
         self.mode = Mode("json_schema" if response_format == "auto" else response_format)
         self.summary = Summary()
@@ -255,7 +273,11 @@ class Judge:
         cached = store.get_many([k for ks in keys for k in ks]) if store else {}
         caller = Caller(
             lambda: openai.AsyncOpenAI(
-                api_key=self._key, base_url=self.base_url, max_retries=0, timeout=self.timeout
+                api_key=self._key,
+                base_url=self._endpoint,
+                max_retries=0,
+                timeout=self.timeout,
+                http_client=bounded_http_client(int(self.max_reply_mb * 2**20), self.timeout),
             ),
             self.model,
             max_retries=self.max_retries,
@@ -264,6 +286,7 @@ class Judge:
             secret=self._key,
             mode=self.mode,
             fixed_format=None if self.response_format == "auto" else self.response_format,
+            deadline=self.timeout,
         )
         labels: list[Label | None] = [None] * len(items)
         next_index = iter(range(len(items)))

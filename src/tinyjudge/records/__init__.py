@@ -6,7 +6,7 @@ compared (:func:`join_sources`) and any cheap source can be combined with a few
 human labels.
 """
 
-from ._items import Item, check_unique_ids
+from ._items import Item, check_unique_ids, unique_ids
 from ._labels import Hint, Label, SourceJoin, Status, index_labels, is_scored, join_sources
 from ._messages import Message, Role, ToolCall, ToolFunction, content_text, link_tool_calls
 
@@ -26,4 +26,5 @@ __all__ = [
     "is_scored",
     "join_sources",
     "check_unique_ids",
+    "unique_ids",
 ]

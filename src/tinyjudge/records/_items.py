@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -13,7 +13,7 @@ from tinyjudge.errors import TinyjudgeError
 
 from ._messages import Message, link_tool_calls
 
-__all__ = ["Item", "check_unique_ids"]
+__all__ = ["Item", "check_unique_ids", "unique_ids"]
 
 
 class _Record(BaseModel):
@@ -95,6 +95,16 @@ def check_unique_ids(items: Iterable[Item], where: str = "items") -> None:
     Raises:
         TinyjudgeError: naming the first repeated id and its positions (1-based).
     """
+    for _ in unique_ids(items, where):
+        pass
+
+
+def unique_ids(items: Iterable[Item], where: str = "items") -> Iterator[Item]:
+    """The items, in order, refusing one whose id came before (for streams read once).
+
+    Raises:
+        TinyjudgeError: as :func:`check_unique_ids`, when the repeated id is reached.
+    """
     seen: dict[str, int] = {}
     for n, item in enumerate(items, start=1):
         first = seen.setdefault(item.id, n)
@@ -103,3 +113,4 @@ def check_unique_ids(items: Iterable[Item], where: str = "items") -> None:
                 f"{where}: item id {item.id!r} appears twice (items {first} and {n}); "
                 "ids must be unique"
             )
+        yield item

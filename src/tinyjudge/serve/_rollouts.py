@@ -69,26 +69,32 @@ def rollout_to_item(
 def reward_labels_for(model: Scorer, labels: list[str] | None = None) -> list[str] | None:
     """The labels whose summed probability is the reward (default: the rubric's ``positive``).
 
+    A label may be spelled as people write it (``"pushes back"``, ``"Pushes-Back"``),
+    read as ``import labels`` reads a sheet's labels.
+
     Returns None when the model has no rubric to say (the reward is then each
     label's ``score``, else the probability of its label).
 
     Raises:
         TinyjudgeError: a label the model's rubric does not have, naming those it has.
     """
+    from tinyjudge.datasets.importers.label_sheet import match_label
+
     rubric = getattr(model, "rubric", None)
     if rubric is None:
         if labels:
-            raise TinyjudgeError(f"--reward {','.join(labels)}: model {model.name} has no rubric")
+            raise TinyjudgeError(f"reward labels {labels}: model {model.name} has no rubric")
         return None
     if not labels:
         return list(rubric.positive) or None
-    unknown = [lab for lab in labels if lab not in rubric.label_names]
+    named = [match_label(lab, rubric) for lab in labels]
+    unknown = [lab for lab in named if lab not in rubric.label_names]
     if unknown:
         raise TinyjudgeError(
-            f"--reward {','.join(labels)}: {unknown} not among the labels of rubric "
+            f"reward labels {unknown} not among the labels of rubric "
             f"{rubric.id}: {rubric.label_names}"
         )
-    return list(labels)
+    return named
 
 
 def describe_reward(model: Scorer, labels: list[str] | None) -> str:
