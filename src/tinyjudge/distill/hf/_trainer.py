@@ -193,7 +193,7 @@ def train(
                     plan.epochs,
                     n_steps,
                     steps,
-                    float(loss),
+                    float(loss.detach()),
                 )
         if acc.is_main_process:
             log.info(
