@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from hf_backbones import SMALL_DECODER, decoder_dir, linear_params, matmul_tflops
+from gpu_check import SMALL_DECODER, decoder_dir, linear_params, matmul_tflops
 
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.distill import bf16_fast, bf16_speedup, load_model, make_model, training_set
