@@ -17,6 +17,12 @@ Results merge into ``bench/results/distill_speed.json``.
     nice -n 10 .venv/bin/python bench/distill_speed.py --tier linear
     nice -n 10 .venv/bin/python bench/distill_speed.py --tier probe
     nice -n 10 .venv/bin/python bench/distill_speed.py --tier encoder --model-dir runs/xs_encoder
+    nice -n 10 .venv/bin/python bench/distill_speed.py --tier transformer --device cpu
+
+``--tier transformer`` trains and scores each backbone (MiniLM, and Qwen2- and
+Llama-shaped decoders built from configs) on ``--device``, in fp32 and bf16
+(where the CPU has bf16 units; bf16 on a GPU), and reports training examples/s
+and tokens/s, inference items/s and each as a share of the matmul ceiling.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from gpu_check import SMALL_DECODER, decoder_dir, linear_params, matmul_tflops
 
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.distill import bf16_fast, bf16_speedup, load_model, make_model, training_set
@@ -60,17 +67,7 @@ def _throughput(model, items: list[Item], batch: int = 32, repeat: int = 1):
 
 def matmul_gflops(dtype: str, n: int = 2048, seconds: float = 2.0) -> float:
     """Best sustained GFLOP/s of an n x n x n torch matmul in ``dtype`` on this CPU."""
-    import torch
-
-    a = torch.randn(n, n).to(getattr(torch, dtype))
-    b = torch.randn(n, n).to(getattr(torch, dtype))
-    torch.mm(a, b)  # warm-up (and oneDNN's kernel choice)
-    best, t_end = 0.0, time.perf_counter() + seconds
-    while time.perf_counter() < t_end:
-        t0 = time.perf_counter()
-        torch.mm(a, b)
-        best = max(best, 2 * n**3 / (time.perf_counter() - t0) / 1e9)
-    return best
+    return 1e3 * matmul_tflops(dtype, "cpu", n, seconds)
 
 
 def gflop_per_item(config: object, tokens: int) -> float:
@@ -93,12 +90,106 @@ def _long_items(items: list[Item], tokenizer, n: int, tokens: int = 256) -> list
     return out
 
 
+def transformer_speed(
+    items: list[Item], ts, device: str, n_train: int, n_infer: int, results: Path = RESULTS
+) -> dict:
+    """Training and inference speed of each backbone and precision, with ceiling shares.
+
+    Training: one epoch over ``n_train`` items at 128 tokens, batch 16; FLOPs are
+    6 x linear weights x tokens fed (forward and backward). Inference: ``n_infer``
+    items filling 256 tokens, batch 32; 2 x weights x tokens. Each share is
+    against this run's own matmul ceiling of the same precision.
+    """
+    from tinyjudge.distill.hf import resolve_device, resolve_encoder
+
+    on = resolve_device(device)
+    texts = [m.text for it in items[:400] for m in it.messages]
+    # A GPU in bf16; a CPU in fp32, and in bf16 too where it has bf16 matrix units.
+    precisions = ["bf16"] if on.type != "cpu" else ["fp32"] + ["bf16"] * (bf16_speedup() > 0)
+
+    def ceiling(precision: str) -> float:
+        # Measured beside each timing: on a shared machine the load moves within a run.
+        dtype = "bfloat16" if precision == "bf16" else "float32"
+        return 1e3 * matmul_tflops(dtype, on.type, seconds=1.0)
+
+    out: dict = {"device": on.type, "backbones": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        bases = {
+            "all-MiniLM-L6-v2 (encoder, pretrained)": resolve_encoder("all-MiniLM-L6-v2"),
+            "qwen2-shaped decoder (random, 6 x 384)": str(
+                decoder_dir("qwen2", SMALL_DECODER, texts, Path(tmp) / "qwen2")
+            ),
+            "llama-shaped decoder (random, 6 x 384)": str(
+                decoder_dir("llama", SMALL_DECODER, texts, Path(tmp) / "llama")
+            ),
+        }
+        train_items = ts.items[:n_train]
+        for label, base in bases.items():
+            rows = {}
+            for precision in precisions:
+                bf16 = precision == "bf16"
+                model = make_model(
+                    "transformer", "compliance", base=base, max_length=128, epochs=1,
+                    batch_size=16, device=device, train_bf16=bf16, precision=precision,
+                    best_epoch=False,
+                )  # fmt: skip
+                before = ceiling(precision)
+                t0 = time.perf_counter()
+                model.fit(train_items, ts.y_hard[:n_train])
+                train_s = time.perf_counter() - t0
+                train_ceiling = (before + ceiling(precision)) / 2
+                fed = model.codec_.encode(model.views_of(train_items), 128).ids
+                tokens = sum(map(len, fed))
+                weights = linear_params(model.model_)
+                long = _long_items(items[::5], model.tokenizer_, n_infer)
+                model.set_params(max_length=256)
+                speed, _ = _throughput(model, long)
+                infer_ceiling = (train_ceiling + ceiling(precision)) / 2
+                infer_tokens = np.mean(
+                    [len(r) for r in model.codec_.encode(model.views_of(long), 256).ids]
+                )
+                rows[precision] = {
+                    "train_examples_per_s": n_train / train_s,
+                    "train_tokens_per_s": tokens / train_s,
+                    "train_share_of_matmul_ceiling": 6 * weights * tokens / train_s / 1e9
+                    / train_ceiling,
+                    "inference_items_per_s": speed,
+                    "inference_tokens_per_item": float(infer_tokens),
+                    "inference_share_of_matmul_ceiling": speed * 2 * weights * infer_tokens / 1e9
+                    / infer_ceiling,
+                    "matmul_ceiling_gflops": {"train": train_ceiling, "inference": infer_ceiling},
+                }  # fmt: skip
+                print(label, precision, json.dumps(rows[precision]), flush=True)
+            out["backbones"][label] = {
+                "linear_weights_millions": weights / 1e6,
+                "codec": model.codec_.kind,
+                **rows,
+            }
+            # Saved after each backbone: a run cut short keeps what it measured.
+            _save(
+                results,
+                "transformer",
+                {**out, "n_train": n_train, "n_infer": n_infer, "partial": True},
+            )
+    out["n_train"], out["n_infer"] = n_train, n_infer
+    return out
+
+
+def _save(out: Path, tier: str, result: dict) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    saved = json.loads(out.read_text()) if out.exists() else {}
+    saved[tier] = result
+    out.write_text(json.dumps(saved, indent=2) + "\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(Path(__file__).parents[2] / "shared/data/xstest"))
-    ap.add_argument("--tier", required=True, choices=["linear", "probe", "encoder"])
+    ap.add_argument("--tier", required=True, choices=["linear", "probe", "encoder", "transformer"])
     ap.add_argument("--model-dir", help="encoder tier: a trained model directory")
     ap.add_argument("--n-encoder", type=int, default=256, help="items timed per runtime")
+    ap.add_argument("--device", default="cpu", help="transformer tier: auto | cpu | cuda | mps")
+    ap.add_argument("--n-train", type=int, default=128, help="transformer tier: items trained")
     ap.add_argument("--smoke", action="store_true", help="200 items (the smoke test)")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
@@ -110,7 +201,11 @@ def main() -> None:
         args.n_encoder = min(args.n_encoder, 16)
     ts = training_set(data.items, data.labels, "judge:gpt-4", "compliance")
     result: dict = {"tier": args.tier, "n_items": len(data.items), "batch": 32}
-    if args.tier in ("linear", "probe"):
+    if args.tier == "transformer":
+        result.update(
+            transformer_speed(data.items, ts, args.device, args.n_train, args.n_encoder, args.out)
+        )
+    elif args.tier in ("linear", "probe"):
         with tempfile.TemporaryDirectory() as tmp:
             params = {"cache_dir": tmp} if args.tier == "probe" else {}
             model = make_model(args.tier, "compliance", **params)
@@ -200,10 +295,7 @@ def main() -> None:
     result["cpus"] = os.cpu_count()
     result["command"] = " ".join([".venv/bin/python", *sys.argv])
     print(json.dumps(result, indent=2))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    saved = json.loads(args.out.read_text()) if args.out.exists() else {}
-    saved[args.tier] = result
-    args.out.write_text(json.dumps(saved, indent=2) + "\n")
+    _save(args.out, args.tier, result)
 
 
 if __name__ == "__main__":

@@ -22,8 +22,8 @@ from tinyjudge.distill import (
     score_file,
     training_set,
 )
-from tinyjudge.distill._encoder import encode_views
 from tinyjudge.distill._text import View, answer_prefixes
+from tinyjudge.distill.hf import PairCodec
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Message
 from tinyjudge.rubric import Rubric, load_rubric
@@ -87,7 +87,7 @@ def test_a_narrowed_context_keeps_its_start(tiny_bert: Path) -> None:
     tok = AutoTokenizer.from_pretrained(tiny_bert)
     ctx = "user: why is the sky green " + "and more words " * 40
     views = [View(ctx, "it is not green", "start"), View(ctx, "it is not green", "end")]
-    enc = encode_views(tok, views, 32)
+    enc = PairCodec(tok, token_types=True).encode(views, 32)
     head = tok("user: why is the sky green", add_special_tokens=False)["input_ids"]
     assert enc.ids[0][1 : 1 + len(head)] == head
     assert enc.ids[1][1 : 1 + len(head)] != head

@@ -26,7 +26,11 @@ def command(
     ),
     source: str = typer.Option(..., "--source", help="the teacher, e.g. judge:gpt-4"),
     rubric: str = typer.Option(..., "--rubric", help="rubric name or .yaml path"),
-    tier: str = typer.Option("linear", "--tier", help="linear | probe | encoder"),
+    tier: str = typer.Option(
+        "linear",
+        "--tier",
+        help="linear | probe | transformer (any encoder or decoder --param base=)",
+    ),
     group_by: str = typer.Option(None, "--group-by", help="split key, e.g. metadata.prompt_id"),
     val_fraction: float = typer.Option(0.2, "--val-fraction", help="share held out"),
     name: str = typer.Option(None, "--name", help="model name (labels get rm:<name>)"),
@@ -47,7 +51,13 @@ def command(
         [], "--rater", help="dawid-skene: a human rater source, repeatable (default: --human)"
     ),
 ) -> None:
-    """Distill a source's labels (and, with --human, people's) into a small reward model."""
+    """Distill a source's labels (and, with --human, people's) into a small reward model.
+
+    Under ``torchrun --nproc-per-node N -m tinyjudge distill ...`` (or ``accelerate
+    launch -m tinyjudge distill ...``) the transformer tier trains data-parallel:
+    every rank trains on its shard; rank 0 alone validates, writes --out and prints.
+    """
+    import contextlib
     import logging
     import warnings
 
@@ -55,15 +65,23 @@ def command(
 
     from tinyjudge.datasets.jsonl import read_items
     from tinyjudge.distill import SplitWarning, distill
+    from tinyjudge.distill.hf import is_main_process, wait_for_everyone
 
-    # Training progress (epochs, loss) is logged by the encoder tier; show it live.
-    progress_log = logging.getLogger("tinyjudge.distill")
-    progress_log.setLevel(logging.INFO)
-    progress_log.addHandler(RichHandler(console=err, show_path=False, show_time=False))
+    main = is_main_process()
+    if main:
+        # Training progress (epochs, loss) is logged by the transformer tier; show it live.
+        progress_log = logging.getLogger("tinyjudge.distill")
+        progress_log.setLevel(logging.INFO)
+        progress_log.addHandler(RichHandler(console=err, show_path=False, show_time=False))
+    else:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.set_verbosity_error()  # one rank reports (its load report too)
     item_list, label_list = read_items(items), read_label_files(labels)
     rub = resolve_rubric(rubric)
+    status = err.status(f"distilling {source} into a {tier} model...")
     with (
-        err.status(f"distilling {source} into a {tier} model..."),
+        status if main else contextlib.nullcontext(),
         warnings.catch_warnings(record=True) as caught,
     ):
         warnings.simplefilter("always", SplitWarning)
@@ -82,7 +100,11 @@ def command(
             raters=rater,
             **parse_params(param),
         )
-        result.model.save(out_dir)
+        if main:
+            result.model.save(out_dir)
+    wait_for_everyone()  # the other ranks end once rank 0 has written the model
+    if not main:
+        return
     for w in caught:
         if isinstance(w.message, SplitWarning):
             said = w.message.describe("--val-fraction", f"--group-by {w.message.key}")

@@ -1,9 +1,10 @@
-"""Distill a judge into small reward models: linear, frozen-encoder probe, fine-tuned encoder.
+"""Distill a judge into small reward models: linear, frozen-encoder probe, fine-tuned transformer.
 
 Every tier is a scikit-learn classifier over :class:`~tinyjudge.records.Item`
 whose classes are a rubric's labels, scores items to :class:`Label` records with
 source ``rm:<name>``, and saves to a directory that :func:`load_model` reads back.
-torch and transformers load only when the probe or encoder tier is used.
+torch and transformers load only when the probe or transformer tier is used; the
+Hugging Face seam (codecs, trainer, devices) is :mod:`tinyjudge.distill.hf`.
 """
 
 from __future__ import annotations
@@ -16,23 +17,27 @@ from ._base import RewardModel
 from ._data import TrainingSet, data_hash, group_keys, grouped_split, training_set
 from ._distill import DistillResult, agreement, distill, score_file
 from ._embed import EmbeddingCache, FrozenEncoder, bf16_fast, bf16_speedup, resolve_encoder
-from ._encoder import EncoderRM, bradley_terry, soft_ce
 from ._linear import LinearRM
 from ._load import TIERS, check_model_dir, load_model, make_model
+from ._merge import export_merged
 from ._multi import fit_multi_rubric
 from ._onnx import ExportReport, export_onnx
 from ._ort import ort_session
 from ._probe import ProbeRM
 from ._split_checks import SplitWarning
 from ._text import View, item_views
+from ._transformer import EncoderRM, TransformerConfig, TransformerRM, bradley_terry, soft_ce
 
 __all__ = [
     "RewardModel",
     "LinearRM",
     "ProbeRM",
+    "TransformerRM",
+    "TransformerConfig",
     "EncoderRM",
     "fit_multi_rubric",
     "export_onnx",
+    "export_merged",
     "ExportReport",
     "ort_session",
     "soft_ce",

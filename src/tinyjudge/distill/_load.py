@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import os
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -14,45 +17,72 @@ from tinyjudge.errors import ModelDirError, TinyjudgeError
 from tinyjudge.rubric import Rubric, load_rubric
 
 from ._base import RewardModel
-from ._encoder import EncoderRM
 from ._linear import LinearRM
 from ._probe import ProbeRM
+from ._transformer import EncoderRM, TransformerRM
 
 __all__ = ["TIERS", "make_model", "check_model_dir", "load_model"]
 
-# name -> class; the probe and encoder classes import torch only when used.
+# name -> class; the probe and transformer classes import torch only when used.
 TIERS: dict[str, type[RewardModel]] = {
     "linear": LinearRM,
     "probe": ProbeRM,
-    "encoder": EncoderRM,
+    "transformer": TransformerRM,
+    "encoder": EncoderRM,  # the transformer tier's first name, for saved directories
 }
+
+
+def _options(cls: type[RewardModel]) -> dict[str, Any]:
+    """A tier's options and their defaults: its config's fields, else its signature."""
+    config = getattr(cls, "config_class", None)
+    if config is not None:
+        return {f.name: f.default for f in dataclasses.fields(config)}
+    signature = inspect.signature(cls).parameters
+    return {k: p.default for k, p in signature.items() if k != "rubric"}
+
+
+def _list_options(cls: type[RewardModel]) -> set[str]:
+    """The options typed as lists, which also take a comma-separated string."""
+    config = getattr(cls, "config_class", None)
+    if config is None:
+        return set()
+    hints = typing.get_type_hints(config)
+    return {k for k, t in hints.items() if "list[" in str(t) or typing.get_origin(t) is list}
 
 
 def make_model(tier: str, rubric: Rubric | str, **params: Any) -> RewardModel:
     """A new, unfitted reward model of the named tier.
 
-    Options not given come from the rubric's ``reward_model.params[tier]``, then
-    from the tier's own defaults.
+    Options not given come from the rubric's ``reward_model.params[tier]`` (for
+    the transformer tier also those under its first name, ``encoder``), then
+    from the tier's own defaults. An option typed as a list also takes a
+    comma-separated string (``lora_target_modules="q_proj,v_proj"``).
     """
     if tier not in TIERS:
         raise TinyjudgeError(f"unknown tier {tier!r}; tiers are {sorted(TIERS)}")
     cls = TIERS[tier]
-    import inspect
-
     rubric = load_rubric(rubric)
-    allowed = sorted(set(inspect.signature(cls).parameters) - {"rubric"})
-    defaults = rubric.reward_model.params.get(tier, {})
-    for given, where in ((defaults, f"rubric {rubric.id}'s reward_model.params"), (params, "")):
-        unknown = sorted(set(given) - set(allowed))
+    options = _options(cls)
+    allowed = sorted(set(options) | {"name"})
+    aliases = [t for t, c in TIERS.items() if issubclass(c, cls) or issubclass(cls, c)]
+    defaults: dict[str, Any] = {}
+    for name in sorted(aliases, key=lambda t: t == tier):  # the tier's own name wins
+        defaults.update(rubric.reward_model.params.get(name, {}))
+    lists = _list_options(cls)
+    given = {**defaults, **params}
+    for key in lists & set(given):
+        if isinstance(given[key], str):
+            given[key] = [part.strip() for part in given[key].split(",") if part.strip()]
+    for got, where in ((defaults, f"rubric {rubric.id}'s reward_model.params"), (params, "")):
+        unknown = sorted(set(got) - set(allowed))
         if unknown:
             raise TinyjudgeError(
                 f"unknown option(s) {unknown} for the {tier} tier"
                 + (f" in {where}" if where else "")
                 + f"; options: {allowed}"
             )
-    signature = inspect.signature(cls).parameters
-    for key, value in {**defaults, **params}.items():
-        default = signature[key].default
+    for key, value in given.items():
+        default = options.get(key)
         if isinstance(default, bool) or default is None or default is inspect.Parameter.empty:
             continue
         whole = isinstance(default, int)
@@ -63,7 +93,7 @@ def make_model(tier: str, rubric: Rubric | str, **params: Any) -> RewardModel:
                 f"option {key}={value!r} for the {tier} tier: expected "
                 f"{'a whole number' if whole else 'a number'} (the default is {default!r})"
             )
-    return cls(rubric, **{**defaults, **params})
+    return cls(rubric, **given)
 
 
 def check_model_dir(model_dir: str | os.PathLike[str], calibrated: bool = True) -> dict[str, Any]:

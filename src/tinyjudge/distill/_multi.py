@@ -1,15 +1,14 @@
-"""Several rubrics on one shared encoder: one classification head per rubric.
+"""Several rubrics on one shared body: one classification head per rubric.
 
-Training alternates batches between rubrics, so one forward pass of the shared
-encoder serves them all at scoring time. The result is split into one
-:class:`EncoderRM` per rubric, each a plain Hugging Face model directory when
-saved (the shared encoder weights are copied into each).
+Each rubric gets its own sequence classifier (so its own head, of its own
+width), and all of them hold the same body module: one trainer
+(:func:`tinyjudge.distill.hf.train`) interleaves their batches at random. The
+result is one :class:`TransformerRM` per rubric, each a plain Hugging Face
+model directory when saved (the shared body's weights are written into each).
 """
 
 from __future__ import annotations
 
-import copy
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,115 +18,97 @@ from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item
 from tinyjudge.rubric import Rubric, load_rubric
 
-from ._base import class_balance
-from ._encoder import EncoderRM, _pad, encode_views, soft_ce
+from ._data import data_hash
+from ._transformer import TransformerRM
+from .hf import Task, train
 
 __all__ = ["fit_multi_rubric"]
+
+
+def _heads(models: dict[str, Any]) -> Any:
+    """One module over every rubric's classifier: ``forward(rubric, **inputs)``."""
+    import torch
+
+    class Heads(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            # Keyed by position: a rubric id may hold characters a module name cannot.
+            self.by_rubric = torch.nn.ModuleList(models.values())
+            self.index = {rid: k for k, rid in enumerate(models)}
+
+        def forward(self, rubric: str, **inputs: Any) -> Any:
+            return self.by_rubric[self.index[rubric]](**inputs)
+
+    return Heads()
+
+
+def _routed(rid: str, loss: Any) -> Any:
+    """``loss`` of one rubric's classifier, run through the module over all of them."""
+
+    def rubric_loss(module: Any, idx: np.ndarray, device: Any) -> Any:
+        return loss(lambda **inputs: module(rid, **inputs), idx, device)
+
+    return rubric_loss
 
 
 def fit_multi_rubric(
     tasks: dict[str, tuple[Sequence[Item], Sequence[str] | np.ndarray]],
     rubrics: dict[str, Rubric | str] | None = None,
     **params: Any,
-) -> dict[str, EncoderRM]:
-    """Fine-tune one encoder with one head per rubric; return a model per rubric.
+) -> dict[str, TransformerRM]:
+    """Fine-tune one body with one head per rubric; return a model per rubric.
 
     Args:
         tasks: rubric id -> (items, labels or soft targets) for that rubric.
         rubrics: rubric id -> Rubric or path, when not a built-in rubric name.
-        **params: :class:`EncoderRM` options (``base``, ``max_length``, ``epochs``, ...).
+        **params: :class:`TransformerConfig` options (``base``, ``max_length``, ``epochs``, ...).
 
     Raises:
         TinyjudgeError: fewer than two rubrics, or a pairwise rubric (pairs use
-            their own scalar head; train them with :class:`EncoderRM`).
+            their own scalar head; train them with :class:`TransformerRM`).
     """
-    import torch
-
     if len(tasks) < 2:
         raise TinyjudgeError(f"fit_multi_rubric needs at least 2 rubrics, got {sorted(tasks)}")
-    models = {rid: EncoderRM(load_rubric((rubrics or {}).get(rid, rid)), **params) for rid in tasks}
+    models = {
+        rid: TransformerRM(load_rubric((rubrics or {}).get(rid, rid)), **params) for rid in tasks
+    }
     for rid, m in models.items():
         if m.pairwise:
-            raise TinyjudgeError(f"rubric {rid!r} is pairwise; train pairs with EncoderRM")
-    first = next(iter(models.values()))
-    torch.manual_seed(first.seed)
-    data = {}
-    for rid, (items, y) in tasks.items():
-        items = list(items)
-        Y = models[rid]._targets(items, y)
-        enc = encode_views(_tokenizer(first), models[rid].views_of(items), first.max_length)
-        data[rid] = (enc, torch.tensor(Y), torch.tensor(class_balance(Y)), Y, items)
-    # The shared body is the first rubric's sequence classifier; the others add heads.
-    first._fit_setup(torch)
-    shared = first.model_
-    heads = torch.nn.ModuleDict(
-        {
-            rid: shared.classifier
-            if m is first
-            else torch.nn.Linear(shared.config.hidden_size, len(m.rubric.label_names))
-            for rid, m in models.items()
-        }
-    )
-    params_all = list(shared.parameters()) + [
-        p for rid, h in heads.items() if models[rid] is not first for p in h.parameters()
-    ]
-    opt = torch.optim.AdamW(params_all, lr=first.lr, weight_decay=0.01)
-    rng = np.random.default_rng(first.seed)
-    pad = _tokenizer(first).pad_token_id or 0
-    shared.train()
-    for _ in range(first.epochs):
-        batches = [
-            (rid, order[s : s + first.batch_size])
-            for rid, d in data.items()
-            for order in [rng.permutation(len(d[4]))]
-            for s in range(0, len(order), first.batch_size)
-        ]
-        for k in rng.permutation(len(batches)):
-            rid, idx = batches[k]
-            enc, T, W, _, _ = data[rid]
-            rows = [enc.ids[i] for i in idx]
-            pooled = shared.base_model(
-                input_ids=_pad(rows, torch, pad),
-                token_type_ids=_pad([enc.types[i] for i in idx], torch),
-                attention_mask=_pad([[1] * len(r) for r in rows], torch),
-            ).pooler_output
-            loss = soft_ce(heads[rid](shared.dropout(pooled)), T[idx], W[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    shared.eval()
-    out: dict[str, EncoderRM] = {}
-    for rid, m in models.items():
-        names = m.rubric.label_names
-        body = shared if m is first else copy.deepcopy(shared)
-        if m is not first:
-            body.classifier = heads[rid]
-            body.num_labels = len(names)
-            body.config.num_labels = len(names)
-            body.config.id2label = dict(enumerate(names))
-            body.config.label2id = {n: i for i, n in enumerate(names)}
-        m.model_, m.tokenizer_ = body, _tokenizer(first)
-        m.classes_ = list(names)
-        enc, _, _, Y, items = data[rid]
-        m.tokens_dropped_ = enc.dropped
-        from ._data import data_hash
+            raise TinyjudgeError(f"rubric {rid!r} is pairwise; train pairs with TransformerRM")
+    import torch
 
+    first = next(iter(models.values()))
+    torch.manual_seed(first.config.seed)
+    for m in models.values():
+        m.setup_model()
+    # Every classifier holds the first one's body: base_model_prefix names it (``bert``,
+    # ``model``) in every Hugging Face architecture.
+    prefix = first.model_.base_model_prefix
+    for m in models.values():
+        setattr(m.model_, prefix, getattr(first.model_, prefix))
+        m.tokenizer_, m.codec_ = first.tokenizer_, first.codec_
+    train_tasks, targets = [], {}
+    for rid, (items, y) in tasks.items():
+        m = models[rid]
+        items = list(items)
+        m.classes_ = list(m.rubric.label_names)
+        Y = m._targets(items, y)
+        enc, loss = m.class_task(items, Y, np.ones(len(items)))
+        m.tokens_dropped_ = enc.dropped
+        targets[rid] = (items, Y)
+
+        train_tasks.append(Task(len(items), _routed(rid, loss)))
+    heads = _heads({rid: m.model_ for rid, m in models.items()})
+    report = train(heads, train_tasks, first.train_plan())
+    for rid, m in models.items():
+        items, Y = targets[rid]
+        m.train_report_ = report
         m.card_ = {
             "data_hash": data_hash(items, Y),
             "n_train": len(items),
             "shared_encoder_with": sorted(r for r in models if r != rid),
-            "tokens_dropped_at_max_length": int(enc.dropped),
-            "steps_per_epoch": sum(math.ceil(len(d[4]) / first.batch_size) for d in data.values()),
+            "tokens_dropped_at_max_length": int(m.tokens_dropped_),
+            "max_length": m.config.max_length,
+            **report.card(),
         }
-        out[rid] = m
-    return out
-
-
-def _tokenizer(model: EncoderRM) -> Any:
-    if getattr(model, "tokenizer_", None) is None:
-        from transformers import AutoTokenizer
-
-        from ._embed import resolve_encoder
-
-        model.tokenizer_ = AutoTokenizer.from_pretrained(resolve_encoder(model.base))
-    return model.tokenizer_
+    return dict(models)

@@ -11,11 +11,11 @@ import numpy as np
 from tinyjudge._model_dir import update_model_dir
 from tinyjudge.errors import ModelDirError
 
-from ._encoder import encode_views
 from ._load import load_model
 from ._ort import ONNX_FILE, ONNX_INT8_FILE, ort_session
 from ._shapes import padded_batch
 from ._text import View
+from ._transformer import TransformerRM
 
 __all__ = ["ExportReport", "export_onnx"]
 
@@ -41,10 +41,10 @@ class ExportReport(NamedTuple):
     int8_max_abs_diff: float | None = None
 
 
-def _inputs(model: Any) -> dict[str, np.ndarray]:
+def _inputs(model: TransformerRM) -> dict[str, np.ndarray]:
     """The parity check's feeds, padded exactly as scoring pads them."""
-    enc = encode_views(model.tokenizer_, _CHECK, model.max_length)
-    return padded_batch(enc.ids, model.tokenizer_.pad_token_id or 0, enc.types)
+    enc = model.codec_.encode(_CHECK, model.config.max_length)
+    return padded_batch(enc.ids, model.tokenizer_.pad_token_id, enc.types)
 
 
 def export_onnx(
@@ -66,8 +66,18 @@ def export_onnx(
 
     d = Path(model_dir)
     model = load_model(d, calibrated=False)
-    if model.tier != "encoder":
+    if not isinstance(model, TransformerRM):
         raise ModelDirError(f"{d}: a {model.tier}-tier model; only the encoder tier exports")
+    if model.config.lora_r > 0:
+        raise ModelDirError(
+            f"{d}: a LoRA adapter; merge it into a plain directory first "
+            "(export_merged(model_dir, out_dir)), then export that one to ONNX"
+        )
+    if model.codec_.kind != "pair":
+        raise ModelDirError(
+            f"{d}: a transformer-tier model on a decoder ({model.model_.config.model_type}); "
+            "only the encoder tier exports to ONNX: score it with runtime='torch'"
+        )
     # Eager attention traces to plain ONNX ops; fp32 so parity is exact enough.
     net = AutoModelForSequenceClassification.from_pretrained(
         d, attn_implementation="eager", dtype=torch.float32
@@ -78,13 +88,11 @@ def export_onnx(
             super().__init__()
             self.inner = inner
 
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            return self.inner(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).logits
+        def forward(self, *inputs: Any) -> Any:
+            return self.inner(**dict(zip(names, inputs, strict=True))).logits
 
     feeds = _inputs(model)
-    names = ["input_ids", "attention_mask", "token_type_ids"]
+    names = list(feeds)  # token_type_ids only where the model has token types
     args = tuple(torch.from_numpy(feeds[k]) for k in names)
     dyn = {0: "batch", 1: "tokens"}
     with torch.inference_mode():
@@ -101,12 +109,7 @@ def export_onnx(
                 str(staged.path(ONNX_FILE)),
                 input_names=names,
                 output_names=["logits"],
-                dynamic_axes={
-                    "input_ids": dyn,
-                    "attention_mask": dyn,
-                    "token_type_ids": dyn,
-                    "logits": {0: "batch"},
-                },
+                dynamic_axes={**dict.fromkeys(names, dyn), "logits": {0: "batch"}},
                 opset_version=opset,
                 dynamo=False,
             )

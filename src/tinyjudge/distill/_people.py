@@ -257,8 +257,8 @@ def fit_with_people(model: Any, pt: PeopleTargets, rounds: int = 2) -> Any:
     rows' targets re-weighted by the previous model (EM for the forward-corrected
     likelihood ``sum_h p(h | x) C[h, j]``); the other methods fit once.
     """
-    if pt.method == "people" and getattr(model, "tier", "") == "encoder":
-        # rows of weight 0 teach a fine-tuned encoder nothing and cost a forward pass each
+    if pt.method == "people" and getattr(model, "tier", "") in ("transformer", "encoder"):
+        # rows of weight 0 teach a fine-tuned transformer nothing and cost a forward pass each
         keep = np.flatnonzero(pt.weight > 0)
         model.fit([pt.items[i] for i in keep], pt.Y[keep], pt.weight[keep])
         return _card(model, pt)

@@ -45,15 +45,20 @@ def padded_batch(
     pad: int,
     types: list[list[int]] | None = None,
     max_width: int | None = None,
+    bucketed: bool = True,
 ) -> dict[str, np.ndarray]:
     """``input_ids``, ``attention_mask`` (and ``token_type_ids``) of a bucketed shape.
 
     Row ``i`` of the result is ``rows[i]`` for ``i < len(rows)``; the rest repeat
     row 0. ``max_width`` caps the rounding (the model's position limit).
+    ``bucketed=False`` pads to the longest row and adds no rows (training, where
+    a repeated row would count twice in the loss).
     """
     longest = max(len(r) for r in rows)
     width = max(longest, min(bucket_width(longest), max_width or 1 << 30))
     n = _rows(len(rows))
+    if not bucketed:
+        width, n = longest, len(rows)
     ids = np.full((n, width), pad, dtype=np.int64)
     mask = np.zeros((n, width), dtype=np.int64)
     tt = np.zeros((n, width), dtype=np.int64)
