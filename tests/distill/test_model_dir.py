@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -97,12 +98,47 @@ def test_hidden_files_are_no_part_of_the_model(calibrated: Path) -> None:
     assert check_model_dir(calibrated)["tier"] == "linear"
 
 
-def test_a_format_2_directory_is_refused_in_one_line(calibrated: Path) -> None:
+V2 = Path(__file__).parents[1] / "fixtures" / "model_v2"
+
+
+@pytest.fixture
+def v2_dir(tmp_path: Path) -> Path:
+    """A copy of a directory tinyjudge wrote in format version 2 (see its SOURCE.md)."""
+    return Path(shutil.copytree(V2 / "linear", tmp_path / "v2"))
+
+
+def test_a_version_2_directory_loads_and_gives_its_probabilities(v2_dir: Path) -> None:
+    from tinyjudge.records import Item
+
+    expected = json.loads((V2 / "expected.json").read_text())
+    model = load_model(v2_dir)
+    assert model.calibrator_ is not None  # its calibration is still bound to it
+    P = model.predict_proba([Item.model_validate(it) for it in expected["items"]])
+    np.testing.assert_allclose(P, expected["probs"], atol=1e-9)
+
+
+def test_a_version_2_directory_still_checks_the_files_it_names(v2_dir: Path) -> None:
+    (v2_dir / "vocab.json").write_text("{}")
+    with pytest.raises(ModelDirError, match=r"vocab.json: SHA-256 differs"):
+        load_model(v2_dir)
+
+
+def test_a_version_2_directory_is_not_changed_in_place(v2_dir: Path, tmp_path: Path) -> None:
+    before = {p.name: p.read_bytes() for p in v2_dir.iterdir()}
+    with (
+        pytest.raises(ModelDirError, match=r"version 2, which this tinyjudge loads and scores"),
+        update_model_dir(v2_dir),
+    ):
+        pass
+    assert {p.name: p.read_bytes() for p in v2_dir.iterdir()} == before
+
+
+def test_another_format_version_is_refused_in_one_line(calibrated: Path) -> None:
     from tinyjudge._model_dir import write_meta
 
     meta = json.loads((calibrated / "tinyjudge.json").read_text())
-    write_meta(calibrated, {**meta, "version": 2})
-    with pytest.raises(ModelDirError, match=r"version 2; this tinyjudge reads .* version 3 \("):
+    write_meta(calibrated, {**meta, "version": 1})
+    with pytest.raises(ModelDirError, match=r"version 1; this tinyjudge reads .* versions 2 and 3"):
         load_model(calibrated)
 
 

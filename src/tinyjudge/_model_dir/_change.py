@@ -21,6 +21,7 @@ from ._record import (
     FORMAT,
     FORMAT_VERSION,
     META_FILE,
+    READ_ONLY_VERSION,
     check,
     is_model_dir,
     listed_files,
@@ -178,11 +179,17 @@ def update_model_dir(
             original stays as it was.
 
     Raises:
-        ModelDirError: ``model_dir`` does not pass :func:`check`, or ``out_dir``
-            is a file or a folder that holds files.
+        ModelDirError: ``model_dir`` does not pass :func:`check`, is of the
+            read-only version 2, or ``out_dir`` is a file or a folder that holds files.
     """
     d = Path(model_dir)
     meta = check(d)
+    if meta.get("version") == READ_ONLY_VERSION:
+        raise ModelDirError(
+            f"{d / META_FILE}: version {READ_ONLY_VERSION}, which this tinyjudge loads and "
+            f"scores but does not change (version {FORMAT_VERSION} lists every file): "
+            "re-distill the model to calibrate or export it"
+        )
     target = d if out_dir is None else Path(out_dir)
     if not same_file(target, d) and target.exists():
         if not target.is_dir() or any(target.iterdir()):

@@ -19,6 +19,7 @@ __all__ = [
     "CALIBRATION_FILE",
     "FORMAT",
     "FORMAT_VERSION",
+    "READ_ONLY_VERSION",
     "ModelFileError",
     "identity_sha256",
     "is_model_dir",
@@ -37,8 +38,10 @@ CARD_FILE = "README.md"
 CALIBRATION_FILE = "calibration.json"
 FORMAT = "tinyjudge-reward-model"
 # 3: every file is listed from disk and hashed ("files": the model; "attached": the card,
-# plots, exports). 2 hashed only the files a tier named (weights, rubric copy) and exports.
+# plots, exports). 2 hashed only the files a tier named (weights, rubric copy) and exports:
+# such a directory is still read (loaded, scored, served), checking the files it names.
 FORMAT_VERSION = 3
+READ_ONLY_VERSION = 2
 # Fields of tinyjudge.json outside the model's identity: its own hash, and what was attached.
 _NOT_IDENTITY = ("sha256", "attached")
 # Files the listing leaves out: the record itself, and the calibration, bound by its own hashes.
@@ -98,11 +101,13 @@ def read_meta(model_dir: str | os.PathLike[str]) -> dict[str, Any]:
         raise ModelDirError(f"{d}: not a tinyjudge model directory (no {META_FILE})")
     meta = read_record(path)
     version = meta.get("version")
+    if meta.get("format") == FORMAT and version == READ_ONLY_VERSION:
+        return _read_version_2(path, meta)
     if meta.get("format") != FORMAT or version != FORMAT_VERSION:
-        older = " (version 2 hashed only the weights; 3 lists every file)" if version == 2 else ""
         raise ModelDirError(
             f"{path}: format {_short(meta.get('format'))} version {_short(version)}; this "
-            f"tinyjudge reads {FORMAT!r} version {FORMAT_VERSION}{older}: re-distill the model"
+            f"tinyjudge reads {FORMAT!r} versions {READ_ONLY_VERSION} and {FORMAT_VERSION}: "
+            "re-distill the model"
         )
     if meta.get("sha256") != identity_sha256(meta):
         raise ModelDirError(
@@ -112,6 +117,19 @@ def read_meta(model_dir: str | os.PathLike[str]) -> dict[str, Any]:
     if not isinstance(meta.get("files"), dict) or not isinstance(meta.get("attached", {}), dict):
         raise ModelDirError(f'{path}: "files" and "attached" must be objects')
     return meta
+
+
+def _read_version_2(path: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    """A version 2 record: its hash covered all of it; its ONNX ``exports`` are what is attached."""
+    if meta.get("sha256") != content_sha256(meta):
+        raise ModelDirError(
+            f"{path}: edited after the model was saved (its content hash differs); "
+            "the classes and rubric in it are bound to the weights: re-distill, or restore it"
+        )
+    exports = meta.get("exports", {})
+    if not isinstance(meta.get("files"), dict) or not isinstance(exports, dict):
+        raise ModelDirError(f'{path}: "files" and "exports" must be objects')
+    return {**meta, "attached": exports}
 
 
 def listed_files(folder: Path) -> set[str]:
@@ -137,6 +155,10 @@ def check_files(model_dir: str | os.PathLike[str], meta: dict[str, Any]) -> None
     missing = sorted(set(recorded) - on_disk)
     if missing:
         raise ModelDirError(f"{d}: missing {missing[0]}; the model directory is incomplete")
+    if meta.get("version") == READ_ONLY_VERSION:
+        # Version 2 named only the files it bound (weights, rubric copy, exports): those
+        # are checked; its other files (tokenizer, card, plot) were never in the record.
+        on_disk &= set(recorded)
     added = sorted(on_disk - set(recorded))
     if added:
         more = f" (and {len(added) - 1} more)" if len(added) > 1 else ""
