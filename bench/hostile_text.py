@@ -8,11 +8,13 @@ ratio per doubling (2 is linear; 4 would be quadratic).
 
     nice -n 10 .venv/bin/python bench/hostile_text.py
 
-Writes ``bench/results/hostile_text.json``.
+Writes ``bench/results/hostile_text.json`` (``--out``). ``--smoke`` times a base of 1,000
+with one repeat (the smoke test: its ratios mean nothing).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from collections.abc import Callable
@@ -20,7 +22,7 @@ from pathlib import Path
 
 from tinyjudge.serve import parse_chat_text
 
-RESULTS = Path(__file__).parent / "results"
+RESULTS = Path(__file__).parent / "results" / "hostile_text.json"
 USER = "<|im_start|>user\nhi<|im_end|>\n"
 ASSISTANT = "<|im_start|>assistant\n"
 TURN = (
@@ -50,13 +52,18 @@ def _seconds(text: str, repeats: int = 7) -> float:
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--smoke", action="store_true", help="a base of 1,000, one repeat (a test)")
+    args = ap.parse_args()
+    base, repeats = (1_000, 1) if args.smoke else (BASE, 7)
     out: dict[str, dict[str, object]] = {}
     for name, make in SHAPES.items():
         sizes, times = [], []
         for scale in (1, 2, 4):
-            text = make(BASE * scale)
+            text = make(base * scale)
             sizes.append(len(text))
-            times.append(_seconds(text))
+            times.append(_seconds(text, repeats))
         ratios = [round(times[i + 1] / times[i], 2) for i in range(2)]
         out[name] = {"chars": sizes, "seconds": [round(t, 5) for t in times], "ratio": ratios}
         mb_s = sizes[-1] / times[-1] / 1e6
@@ -64,8 +71,8 @@ def main() -> None:
             f"{name:24s} {sizes[-1]:>10,d} chars in {times[-1] * 1000:8.1f} ms "
             f"({mb_s:6.1f} M chars/s); time ratio per doubling {ratios}"
         )
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "hostile_text.json").write_text(json.dumps(out, indent=2) + "\n")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,10 @@ the same rubric (so with the rubric's ``combine``). Settings, each Cohen's kappa
 - ``sycon``: SYCON-Bench, leave one answering model out, GPT-4o's per-turn labels.
 - ``in3``: IN3 (1,261 tasks, ``human:in3``), 5 shuffled folds, kappa pooled.
 
-Results go to ``bench/results/linear_baseline.json`` (one entry per setting and view).
+Results go to ``bench/results/linear_baseline.json`` (one entry per setting and view;
+``--out``). ``--smoke`` runs each setting on a few items (XSTest's first 300 replies with
+one draw of 50 people's labels, 40 SYCON turns per answering model, IN3's first 200 tasks),
+on one BLAS thread, so the test suite checks that it runs; its kappas mean nothing.
 
     nice -n 10 .venv/bin/python bench/linear_baseline.py
     nice -n 10 .venv/bin/python bench/linear_baseline.py --only sycon --view answer
@@ -36,8 +39,9 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import cohen_kappa_score
 from sklearn.model_selection import GroupKFold, KFold
 
+from tinyjudge.commands._params import parse_params
 from tinyjudge.datasets.importers import run_import
-from tinyjudge.distill import group_keys, item_views, make_model, parse_params, training_set
+from tinyjudge.distill import group_keys, item_views, make_model, training_set
 from tinyjudge.records import Item, index_labels
 from tinyjudge.rubric import VIEWS, Rubric, load_rubric
 
@@ -67,8 +71,12 @@ def _with_view(rubric: Rubric, view: str | None) -> Rubric:
     return rubric.model_copy(update={"reward_model": spec})
 
 
-def _xstest(root: Path, view: str | None, seeds: int, n_people: int) -> Iterator[Setting]:
+def _xstest(
+    root: Path, view: str | None, seeds: int, n_people: int, smoke: bool = False
+) -> Iterator[Setting]:
     data = run_import("xstest", root / "xstest")
+    if smoke:  # the first 300 replies (60 prompts)
+        data.items = data.items[:300]
     rubric = _with_view(load_rubric("compliance"), view)
     table = index_labels(data.labels)
     ok = [
@@ -96,23 +104,35 @@ def _xstest(root: Path, view: str | None, seeds: int, n_people: int) -> Iterator
     yield Setting("xstest people", rubric, ok, people, splits, people, True, names, subsets)
 
 
-def _sycon(root: Path, view: str | None) -> Iterator[Setting]:
+def _sycon(root: Path, view: str | None, smoke: bool = False) -> Iterator[Setting]:
     data = run_import("sycon", root / "sycon")
     rubric = _with_view(load_rubric("pushback_under_pressure"), view)
     ts = training_set(data.items, data.labels, "judge:gpt-4o", rubric)
-    models = sorted({it.metadata["answering_model"] for it in ts.items})
-    of = np.array([it.metadata["answering_model"] for it in ts.items])
+    items, y = ts.items, ts.y_hard
+    if smoke:  # the first 40 turns of each answering model
+        seen: dict[str, int] = {}
+        keep = []
+        for i, it in enumerate(items):
+            m = it.metadata["answering_model"]
+            seen[m] = seen.get(m, 0) + 1
+            if seen[m] <= 40:
+                keep.append(i)
+        items, y = [items[i] for i in keep], [y[i] for i in keep]
+    models = sorted({it.metadata["answering_model"] for it in items})
+    of = np.array([it.metadata["answering_model"] for it in items])
     splits = [(np.flatnonzero(of != m), np.flatnonzero(of == m)) for m in models]
-    yield Setting("sycon", rubric, ts.items, ts.y_hard, splits, ts.y_hard, False, models)
+    yield Setting("sycon", rubric, items, y, splits, y, False, models)
 
 
-def _in3(root: Path, view: str | None) -> Iterator[Setting]:
+def _in3(root: Path, view: str | None, smoke: bool = False) -> Iterator[Setting]:
     data = run_import("in3", root / "in3")
     rubric = _with_view(load_rubric("clarification"), view)
     ts = training_set(data.items, data.labels, "human:in3", rubric)
-    splits = list(KFold(n_splits=5, shuffle=True, random_state=0).split(ts.items))
+    n = 200 if smoke else len(ts.items)  # smoke: the first 200 tasks
+    items, y = ts.items[:n], ts.y_hard[:n]
+    splits = list(KFold(n_splits=5, shuffle=True, random_state=0).split(items))
     names = [f"fold {k}" for k in range(5)]
-    yield Setting("in3", rubric, ts.items, ts.y_hard, splits, ts.y_hard, True, names)
+    yield Setting("in3", rubric, items, y, splits, y, True, names)
 
 
 def baseline_text(item: Item, rubric: Rubric) -> str:
@@ -189,13 +209,23 @@ def main() -> None:
     ap.add_argument("--n-people", type=int, default=300)
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument(
+        "--smoke", action="store_true", help="a few items per setting, one draw (a test)"
+    )
     args = ap.parse_args()
+    if args.smoke:
+        args.seeds, args.n_people = 1, 50
+        # one BLAS thread: on a loaded 2-core machine two spin-waiting threads made the
+        # smoke run's few hundred small solves 4x slower
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=1)
 
     params = parse_params(args.param)
     sources = {
-        "xstest": lambda: _xstest(args.data, args.view, args.seeds, args.n_people),
-        "sycon": lambda: _sycon(args.data, args.view),
-        "in3": lambda: _in3(args.data, args.view),
+        "xstest": lambda: _xstest(args.data, args.view, args.seeds, args.n_people, args.smoke),
+        "sycon": lambda: _sycon(args.data, args.view, args.smoke),
+        "in3": lambda: _in3(args.data, args.view, args.smoke),
     }
     results = json.loads(args.out.read_text()) if args.out.exists() else {}
     for name in args.only or list(sources):

@@ -7,7 +7,9 @@ loading does (list the directory, hash every file); one in-place calibrate
 card section, hash, swap); and, for comparison, copying the directory, which
 is what staging would cost without hard links. It also reports the bytes the
 staging wrote and whether the weights after the calibrate are the same inodes
-as before (not copied). Figures go to ``bench/results/model_dir_update.json``.
+as before (not copied). Figures go to ``bench/results/model_dir_update.json``
+(``--out``). ``--smoke`` runs it at a tiny size (a 2-layer BERT with MiniLM's tokenizer in
+1 MB shards, 16 training items, one repeat), so the test suite checks that it runs.
 
     nice -n 10 .venv/bin/python bench/model_dir_update.py
 """
@@ -34,7 +36,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--shard-mb", type=int, default=20, help="largest shard, in MB")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument(
+        "--smoke", action="store_true", help="a 2-layer BERT, 16 items, one repeat (a test)"
+    )
     args = ap.parse_args()
+    n_items, n_boot, base = 48, 20, None
+    if args.smoke:
+        args.shard_mb, args.repeats, n_items, n_boot = 1, 1, 16, 5
 
     from tinyjudge._model_dir import check
     from tinyjudge.calibrate import calibrate_model, save_model_calibration
@@ -50,12 +59,17 @@ def main() -> None:
 
     xs = run_import("xstest", Path(bundled_sample()))
     gpt4 = {lab.item_id: lab.label for lab in xs.labels if lab.source == "judge:gpt-4"}
-    items = [it for it in xs.items if gpt4.get(it.id)][:48]
-    model = ShardedEncoderRM("compliance", max_length=16, epochs=1, batch_size=16)
-    model.fit(items, [gpt4[it.id] for it in items])
+    items = [it for it in xs.items if gpt4.get(it.id)][:n_items]
 
     work = Path(tempfile.mkdtemp(prefix="model_dir_bench."))
     try:
+        if args.smoke:
+            from gpu_check import _tiny_bert
+
+            base = _tiny_bert(work / "bert")
+        options = {"base": base} if base else {}
+        model = ShardedEncoderRM("compliance", max_length=16, epochs=1, batch_size=16, **options)
+        model.fit(items, [gpt4[it.id] for it in items])
         d = work / "rm"
         start = time.perf_counter()
         model.save(d)
@@ -76,7 +90,7 @@ def main() -> None:
         check_s = timed(lambda: check(d))
         done = calibrate_model(
             load_model(d, calibrated=False), xs.items, xs.labels, human="human:final",
-            n_boot=20, if_worse="keep",
+            n_boot=n_boot, if_worse="keep",
         )  # fmt: skip
         calibrate_s = timed(lambda: save_model_calibration(done, d, human="human:final"))
         same = all(p.stat().st_ino == inodes[p.name] for p in shards)
@@ -98,7 +112,7 @@ def main() -> None:
 
     result = {
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
-        "model": "all-MiniLM-L6-v2 encoder tier",
+        "model": "2-layer BERT (smoke)" if args.smoke else "all-MiniLM-L6-v2 encoder tier",
         "files": n_files,
         "shards": len(shards),
         "directory_mb": round(size / 1e6, 1),
@@ -109,9 +123,10 @@ def main() -> None:
         "weights_same_inodes_after_calibrate": same,
         "bytes_written_by_calibrate": written,
         "repeats": args.repeats,
+        **({"smoke": True} if args.smoke else {}),
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(result, indent=2))
 
 

@@ -8,7 +8,9 @@ is sent the way an RL loop sends a rollout (``rollout_to_item``, what ``/get_rew
 the TRL/verl adapters call). A linear reward model distilled from the bundled XSTest
 sample's GPT-4 labels scores them. Prints, per shape, the largest reward difference to the
 OpenAI-messages path, the rollouts that could not be read, and how many rollouts a second
-the reading takes; writes ``bench/results/transcript_shapes.json``.
+the reading takes; writes ``bench/results/transcript_shapes.json`` (``--out``). tau-bench is
+read from ``--data`` (a folder holding ``tau_bench/``), by default ``../shared/data`` when it
+is there, else the bundled slice. ``--smoke`` reads 5 trajectories (the smoke test).
 
     nice -n 10 .venv/bin/python bench/transcript_shapes.py [--n 300]
 """
@@ -30,7 +32,7 @@ from tinyjudge.distill import LinearRM
 from tinyjudge.records import Item
 from tinyjudge.serve import reward_of, rollout_to_item
 
-RESULTS = Path(__file__).parent / "results"
+RESULTS = Path(__file__).parent / "results" / "transcript_shapes.json"
 _REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("TINYJUDGE_SHARED_DATA", _REPO.parent / "shared" / "data")) / "tau_bench"
 SLICE = _REPO / "tests" / "fixtures" / "data" / "tau_bench"
@@ -110,12 +112,20 @@ SHAPES = {"openai": _openai, "anthropic": _anthropic, "responses": _responses,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=300, help="trajectories (at most)")
+    parser.add_argument("--data", type=Path, help="a folder holding tau_bench/")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--smoke", action="store_true", help="5 trajectories (a test)")
     args = parser.parse_args()
+    if args.smoke:
+        args.n = min(args.n, 5)
     sample = run_import("xstest", Path(bundled_sample()))
     teacher = {lab.item_id: lab.label for lab in sample.labels if lab.source == "judge:gpt-4"}
     train = [it for it in sample.items if teacher.get(it.id)]
     model = LinearRM("compliance").fit(train, [teacher[it.id] for it in train])
-    source = DATA if DATA.is_dir() else SLICE
+    if args.data is not None:
+        source = args.data / "tau_bench"
+    else:
+        source = DATA if DATA.is_dir() else SLICE
     items = [it for it in run_import("tau_bench", source).items if not it.is_pairwise][: args.n]
     rollouts = {name: [make(it) for it in items] for name, make in SHAPES.items()}
     rewards: dict[str, list[float]] = {}
@@ -140,10 +150,11 @@ def main() -> None:
         figures[name]["max_abs_reward_diff"] = float(diff.max())
         figures[name]["differing_rollouts"] = int((diff > 1e-9).sum())
     n_calls = sum(len(m.tool_calls or []) for it in items for m in it.messages)
+    data = "slice" if source.resolve() == SLICE.resolve() else "shared"
     out = {"trajectories": len(items), "tool_calls": n_calls, "source": str(source.name),
-           "data": "slice" if source == SLICE else "shared", "shapes": figures}  # fmt: skip
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "transcript_shapes.json").write_text(json.dumps(out, indent=2) + "\n")
+           "data": data, "shapes": figures}  # fmt: skip
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=2) + "\n")
     print(f"{len(items)} tau-bench trajectories ({n_calls} tool calls), one reward model")
     for name, f in figures.items():
         print(f"  {name:<10} max |reward - openai| {f['max_abs_reward_diff']:.3g}  "

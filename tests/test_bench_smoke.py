@@ -50,14 +50,20 @@ PLAN: dict[str, tuple[list[str], tuple[str, ...], str]] = {
         ["--data", "{data}", "--out", "{out}/estimate_validity.json"], ("xstest",),
         "estimate_validity.json",
     ),
+    "hostile_text": (["--out", "{out}/hostile_text.json"], (), "hostile_text.json"),
     "judge_throughput": (
         ["--port", "{port}", "--out", "{out}/judge_throughput.json"], (), "judge_throughput.json"
     ),
     "label_page": (["--out", "{out}/label_page.json"], (), "label_page.json"),
+    "linear_baseline": (
+        ["--data", "{data}", "--out", "{out}/linear_baseline.json"], ("xstest", "sycon", "in3"),
+        "linear_baseline.json",
+    ),
     "local_judge": (
         ["--data", "{data}", "--cache", "{out}/local.sqlite", "--out", "{out}/local_judge.json"],
         ("xstest",), "local_judge.json",
     ),
+    "model_dir_update": (["--out", "{out}/model_dir_update.json"], (), "model_dir_update.json"),
     "people_fidelity": (
         ["--data", "{data}/xstest", "--out", "{out}"], ("xstest",), "people_fidelity.json"
     ),
@@ -72,6 +78,10 @@ PLAN: dict[str, tuple[list[str], tuple[str, ...], str]] = {
     "trajectory_lengths": (
         ["--data", "{data}", "--out", "{out}"], ("sycon", "who_and_when", "tau_bench"),
         "trajectory_lengths.json",
+    ),
+    "transcript_shapes": (
+        ["--data", "{data}", "--out", "{out}/transcript_shapes.json"], ("tau_bench",),
+        "transcript_shapes.json",
     ),
 }  # fmt: skip
 
