@@ -123,11 +123,28 @@ def test_at_most_five_string_literals_outside_commands_name_a_flag() -> None:
             RubricError("rubric x: pass items"),
             "rubric x: pass items",
         ),
+        (
+            UsageError("label_field needs rubric and source (e.g. human:final)",
+                       param="label_field", also=("rubric", "source")),
+            "--label-field needs --rubric and --source (e.g. human:final)",
+        ),
+        (
+            UsageError("host 0.0.0.0 lets other machines in: pass token (or set T), "
+                       "e.g. secrets.token_urlsafe(), or insecure_no_token to run open",
+                       param="token", also=("host",)),
+            "--host 0.0.0.0 lets other machines in: pass --token (or set T), "
+            "e.g. secrets.token_urlsafe(), or --insecure-no-token to run open",
+        ),
+        (
+            UsageError("choose another reviewer name", param="reviewer"),
+            "choose another --as name",
+        ),
     ],
     ids=[
         "two-params-and-the-one-at-fault", "renamed-flag", "key-and-quoted-value-kept",
         "one-word-param", "param-word-only-where-named", "already-a-flag",
-        "quoted-value", "data-error", "other-kind",
+        "quoted-value", "data-error", "other-kind", "also-named-params",
+        "also-named-and-a-flag-that-holds-the-word", "param-renamed-to-another-word",
     ],
 )  # fmt: skip
 def test_the_cli_shows_a_library_message_in_flags(error: TinyjudgeError, shown: str) -> None:
