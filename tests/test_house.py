@@ -204,6 +204,22 @@ def test_a_library_usage_error_reaches_the_cli_user_as_flags(tmp_path: Path) -> 
     assert "Traceback" not in done.stderr
 
 
+def test_import_chat_names_the_flags_it_needs_on_the_cli(tmp_path: Path) -> None:
+    from support import run_tinyjudge
+
+    from tinyjudge.datasets.jsonl import write_jsonl
+
+    rows = tmp_path / "chats.jsonl"
+    write_jsonl(rows, [{"id": "c1", "messages": [{"role": "user", "content": "hi"},
+                                                 {"role": "assistant", "content": "hello"}],
+                        "y": "full_compliance"}])  # fmt: skip
+    done = run_tinyjudge("import", "chat", rows, "--label-field", "y", "--out", tmp_path / "o")
+    assert done.returncode == 2, done.stderr
+    line = " ".join(done.stderr.split())
+    assert "--label-field needs --rubric and --source (e.g. human:final)" in line
+    assert "Traceback" not in done.stderr
+
+
 def test_the_library_names_the_parameter_not_the_flag() -> None:
     from tinyjudge.audit.report import build_report
     from tinyjudge.datasets.importers import run_import
