@@ -71,7 +71,20 @@ def test_demo_on_a_limited_sample(tmp_path: Path) -> None:
     console.file.close()
     # so few items hold out few: the demo says so in its own words, not as a Python warning
     log = (tmp_path / "log.txt").read_text()
-    assert "warning: validation holds" in log and "raise --limit" in log
+    assert "warning: validation holds" in log and "raise limit" in log
+    assert "--limit" not in log  # the library names its parameter; the CLI spells it
+
+
+def test_the_demo_command_spells_the_advice_in_flags(monkeypatch, tmp_path: Path) -> None:
+    import tinyjudge.demo
+    from tinyjudge.commands._flags import FLAGS
+    from tinyjudge.commands.demo import command
+
+    seen: dict = {}
+    monkeypatch.setattr(tinyjudge.demo, "run_demo", lambda *a, **kw: seen.update(kw))
+    command(data=None, out_dir=tmp_path, tier="linear", judge="replay", limit=60)
+    assert seen["spelling"] is FLAGS
+    assert (FLAGS["limit"], FLAGS["group_by"]) == ("--limit", "--group-by")
 
 
 def test_demo_refuses_an_unknown_judge(tmp_path: Path) -> None:

@@ -71,13 +71,8 @@ def test_the_flag_count_sees_a_flag_in_a_message() -> None:
     assert hits == ["pass --items "]
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="31 left, in areas other developers are changing: _http.py 4, label/ 8, serve/ 6, "
-    "datasets/importers/chat.py 2, distill/ 8 (_data 3, _distill 2, _linear 1, _ort 2), "
-    "calibrate/_fit.py's file writes 1; and two that stay: calibrate/_data.py's "
-    "'score with --uncalibrated' hint, judge/local/_model.py's 'pip install --no-deps'",
-)
+# Two stay: judge/local/_model.py's install hint (a pip command line, `pip install
+# --no-deps ...`) and serve/__init__.py's log line for a server run open on purpose.
 def test_at_most_five_string_literals_outside_commands_name_a_flag() -> None:
     counts = flag_literals()
     assert sum(counts.values()) <= MOST_FLAG_LITERALS, counts
@@ -123,11 +118,28 @@ def test_at_most_five_string_literals_outside_commands_name_a_flag() -> None:
             RubricError("rubric x: pass items"),
             "rubric x: pass items",
         ),
+        (
+            UsageError("label_field needs rubric and source (e.g. human:final)",
+                       param="label_field", also=("rubric", "source")),
+            "--label-field needs --rubric and --source (e.g. human:final)",
+        ),
+        (
+            UsageError("host 0.0.0.0 lets other machines in: pass token (or set T), "
+                       "e.g. secrets.token_urlsafe(), or insecure_no_token to run open",
+                       param="token", also=("host",)),
+            "--host 0.0.0.0 lets other machines in: pass --token (or set T), "
+            "e.g. secrets.token_urlsafe(), or --insecure-no-token to run open",
+        ),
+        (
+            UsageError("choose another reviewer name", param="reviewer"),
+            "choose another --as name",
+        ),
     ],
     ids=[
         "two-params-and-the-one-at-fault", "renamed-flag", "key-and-quoted-value-kept",
         "one-word-param", "param-word-only-where-named", "already-a-flag",
-        "quoted-value", "data-error", "other-kind",
+        "quoted-value", "data-error", "other-kind", "also-named-params",
+        "also-named-and-a-flag-that-holds-the-word", "param-renamed-to-another-word",
     ],
 )  # fmt: skip
 def test_the_cli_shows_a_library_message_in_flags(error: TinyjudgeError, shown: str) -> None:
@@ -184,6 +196,22 @@ def test_a_library_usage_error_reaches_the_cli_user_as_flags(tmp_path: Path) -> 
     assert done.returncode == 2, done.stderr
     line = " ".join(done.stderr.split())
     assert "--group-by and --slice-by read item metadata: pass --items" in line
+    assert "Traceback" not in done.stderr
+
+
+def test_import_chat_names_the_flags_it_needs_on_the_cli(tmp_path: Path) -> None:
+    from support import run_tinyjudge
+
+    from tinyjudge.datasets.jsonl import write_jsonl
+
+    rows = tmp_path / "chats.jsonl"
+    write_jsonl(rows, [{"id": "c1", "messages": [{"role": "user", "content": "hi"},
+                                                 {"role": "assistant", "content": "hello"}],
+                        "y": "full_compliance"}])  # fmt: skip
+    done = run_tinyjudge("import", "chat", rows, "--label-field", "y", "--out", tmp_path / "o")
+    assert done.returncode == 2, done.stderr
+    line = " ".join(done.stderr.split())
+    assert "--label-field needs --rubric and --source (e.g. human:final)" in line
     assert "Traceback" not in done.stderr
 
 

@@ -21,7 +21,7 @@ import json
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
-from tinyjudge.errors import TinyjudgeError, one_line
+from tinyjudge.errors import UsageError, one_line
 
 __all__ = [
     "LOOPBACK_HOSTS",
@@ -92,20 +92,23 @@ def check_exposure(
         token: the bearer token required of clients, or None.
         what: what the server exposes, for the message ("the reward model").
         env: the environment variable that also sets the token.
-        insecure: the user said ``--insecure-no-token`` on purpose.
+        insecure: the user asked to run open on purpose (``insecure_no_token``).
 
     Raises:
-        TinyjudgeError: a token shorter than :data:`MIN_TOKEN_CHARS`, or a
+        UsageError: a token shorter than :data:`MIN_TOKEN_CHARS`, or a
             non-loopback host without a token (and without ``insecure``).
     """
     if token is not None and len(token) < MIN_TOKEN_CHARS:
-        raise TinyjudgeError(
-            f"--token must be at least {MIN_TOKEN_CHARS} characters; make one with {_MAKE_ONE}"
+        raise UsageError(
+            f"token must be at least {MIN_TOKEN_CHARS} characters; make one with {_MAKE_ONE}",
+            param="token",
         )
     if not is_loopback(host) and token is None and not insecure:
-        raise TinyjudgeError(
-            f"--host {host} lets other machines reach {what}: pass --token (or set {env}), "
-            f"e.g. from {_MAKE_ONE}, or --insecure-no-token to run open on purpose"
+        raise UsageError(
+            f"host {host} lets other machines reach {what}: pass token (or set {env}), "
+            f"e.g. from {_MAKE_ONE}, or insecure_no_token to run open on purpose",
+            param="token",
+            also=("host",),
         )
 
 

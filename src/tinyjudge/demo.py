@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypedDict
@@ -97,6 +97,7 @@ def run_demo(
     tier: str = "probe",
     judge: str = "replay",
     limit: int | None = None,
+    spelling: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Run the loop and write ``OUT/report.html``; returns the summary figures.
 
@@ -108,6 +109,8 @@ def run_demo(
         judge: ``replay`` (recorded GPT-4 verdicts served over HTTP) or ``local``
             (the live local model behind llama.cpp; needs ``tinyjudge[local]``).
         limit: run the loop on this many items, taken in turn from each split.
+        spelling: how the printed advice names a parameter (``limit``, ``group_by``);
+            by default by its name here (the CLI passes its flags).
     """
     from tinyjudge.errors import UsageError
 
@@ -183,9 +186,11 @@ def run_demo(
                 group_by=GROUP,
                 **params,
             )
-        for w in caught:  # a --limit run holds out few items: said in the demo's words
+        said = {"limit": "limit", "group_by": "group_by", **(spelling or {})}
+        for w in caught:  # a limited run holds out few items: said in the demo's words
             if isinstance(w.message, SplitWarning):
-                console.print(f"  warning: {w.message.describe('--limit', '--group-by')}")
+                advice = w.message.describe(said["limit"], said["group_by"])
+                console.print(f"  warning: {advice}")
         model_dir = out_dir / "rm"
         result.model.save(model_dir)
         v = result.validation

@@ -121,8 +121,13 @@ class UsageError(TinyjudgeError):
         message: what was wrong, naming Python parameters (``max_length``).
         param: the parameter at fault, when there is one, so a front end can
             name its own spelling of it (``commands/`` maps it to a flag).
+        also: other parameters the message names as the fix (``pass token``),
+            which a front end spells its own way too.
     """
 
-    def __init__(self, message: str, param: str | None = None) -> None:
+    def __init__(
+        self, message: str, param: str | None = None, *, also: tuple[str, ...] = ()
+    ) -> None:
         self.param = param
+        self.also = also
         super().__init__(message)

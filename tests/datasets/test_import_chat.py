@@ -12,7 +12,7 @@ from openai.types.chat import ChatCompletionMessage, ChatCompletionMessageFuncti
 from openai.types.chat.chat_completion_message_function_tool_call import Function
 
 from tinyjudge.datasets.importers.chat import import_chat
-from tinyjudge.errors import DataError, TinyjudgeError
+from tinyjudge.errors import DataError, UsageError
 
 
 def _rollout(k: int) -> list[dict]:
@@ -184,8 +184,9 @@ def test_label_outside_the_rubric_names_the_allowed(tmp_path: Path) -> None:
 
 def test_label_field_needs_rubric_and_source(tmp_path: Path) -> None:
     path = _write_jsonl(tmp_path / "l.jsonl", _rows(1))
-    with pytest.raises(TinyjudgeError, match="--label-field needs --rubric and --source"):
+    with pytest.raises(UsageError, match="^label_field needs rubric and source") as caught:
         import_chat(path, label_field="y")
+    assert caught.value.param == "label_field"
 
 
 @pytest.mark.parametrize(

@@ -70,7 +70,10 @@ def test_distill_then_score(files: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "match"),
     [
-        (["--source", "judge:gpt-5", "--rubric", "compliance"], "no labels with source"),
+        (
+            ["--source", "judge:gpt-5", "--rubric", "compliance"],
+            "no labels with source .*pass one with --source",
+        ),
         (["--source", "judge:gpt-4", "--rubric", "nope"], "unknown rubric 'nope'"),
         (
             ["--source", "judge:gpt-4", "--rubric", "compliance", "--tier", "forest"],

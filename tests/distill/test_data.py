@@ -66,7 +66,10 @@ def _relabel(xs: Imported, **change: object) -> list[Label]:
 @pytest.mark.parametrize(
     ("make", "match"),
     [
-        (lambda xs: xs.labels, r"no labels with source 'judge:nobody'.*human:final"),
+        (
+            lambda xs: xs.labels,
+            r"no labels with source 'judge:nobody'.*human:final.*; pass one with source$",
+        ),
         (
             lambda xs: [
                 lab.model_copy(update={"source": "judge:nobody", "label": "full_refusal"})
@@ -77,7 +80,7 @@ def _relabel(xs: Imported, **change: object) -> list[Label]:
         ),
         (
             lambda xs: _relabel(xs, source="judge:nobody", rubric="helpfulness"),
-            r"written under rubric 'helpfulness', not 'compliance'.*--rubric helpfulness",
+            r"written under rubric 'helpfulness', not 'compliance'; pass rubric helpfulness \(",
         ),
         (
             lambda xs: _relabel(xs, source="judge:nobody", label="maybe"),
@@ -118,7 +121,7 @@ def test_grouped_split_without_key_groups_by_item(xs: Imported) -> None:
 @pytest.mark.parametrize(
     ("key", "n", "match"),
     [
-        ("metadata.nope", 50, r"has no 'metadata.nope'"),
+        ("metadata.nope", 50, r"has no 'metadata.nope'; group_by needs a key every item has"),
         ("metadata.answering_model", 1, r"only 1 distinct"),
     ],
     ids=["missing-key", "one-group"],

@@ -254,3 +254,20 @@ def test_calibrated_scores_are_a_source_of_their_own(fitted) -> None:
     calibrated.calibrator_ = TemperatureScaling().fit(P, y)
     plain, cal = model.score_items(items[:1])[0], calibrated.score_items(items[:1])[0]
     assert (plain.source, cal.source) == ("rm:lin-test", "rm:lin-test+cal")
+
+
+def test_pairwise_items_are_refused_naming_the_tier(xs_set: TrainingSet) -> None:
+    from tinyjudge.commands._flags import in_flags
+    from tinyjudge.errors import UsageError
+    from tinyjudge.records import Item, Message
+
+    pair = Item(
+        id="pair-0",
+        context=[Message(role="user", content="Answer the request.")],
+        response_a=[Message(role="assistant", content="Yes.")],
+        response_b=[Message(role="assistant", content="No.")],
+    )
+    with pytest.raises(UsageError, match=r"is pairwise; the linear tier .*use tier encoder") as e:
+        LinearRM("compliance").fit([pair, *xs_set.items[:3]], ["full_refusal"] * 4)
+    assert e.value.param == "tier" and "--" not in str(e.value)
+    assert "use --tier encoder (Bradley-Terry) for pairs" in in_flags(e.value)

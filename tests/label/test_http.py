@@ -172,8 +172,39 @@ def test_a_public_host_without_a_token_is_refused(label_cli, xstest_data):
         "--as", "frank", "--host", "0.0.0.0", "--port", "0",
     )  # fmt: skip
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "--host 0.0.0.0 lets other machines reach the labelling page" in proc.stderr
+    line = " ".join(proc.stderr.split())
+    assert "--host 0.0.0.0 lets other machines reach the labelling page: pass --token" in line
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def test_a_reviewer_with_labels_from_elsewhere_is_told_the_flag(label_cli, xstest_data):
+    proc = label_cli(
+        str(xstest_data.items), "--rubric", "compliance", "--labels", str(xstest_data.labels),
+        "--as", "annotator_1", "--port", "0",
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "choose another --as name" in " ".join(proc.stderr.split())
+
+
+def test_a_busy_port_names_the_parameter_and_the_cli_the_flag():
+    import socket
+
+    from tinyjudge.commands._flags import in_flags
+    from tinyjudge.errors import UsageError
+    from tinyjudge.label import serve
+
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    port = busy.getsockname()[1]
+    try:
+        with pytest.raises(
+            UsageError, match=r"^cannot listen on 127\.0\.0\.1:\d+ .*; try port 0$"
+        ) as e:
+            serve(None, "127.0.0.1", port)
+    finally:
+        busy.close()
+    assert e.value.param == "port" and in_flags(e.value).endswith("; try --port 0")
 
 
 def test_active_needs_a_cheap_source(label_cli, hostile_data):
@@ -191,7 +222,9 @@ def test_active_needs_a_cheap_source(label_cli, hostile_data):
         "0",
     )
     assert proc.returncode == 2
-    assert "--select active needs a cheap score per item" in proc.stderr
+    line = " ".join(proc.stderr.split())
+    assert "active selection needs a cheap score per item" in line
+    assert "(see --cheap), or use --select random" in line
 
 
 def test_request_guards(start_server, hostile_data):

@@ -61,9 +61,11 @@ def test_active_labels_every_cheap_score_bin_first():
 
 
 def test_active_without_cheap_scores_is_refused():
-    with pytest.raises(TinyjudgeError, match="--select active needs a cheap score per item"):
+    with pytest.raises(
+        TinyjudgeError, match=r"^active selection needs a cheap score per item.*use select random$"
+    ):
         Selector(IDS, "active")
-    with pytest.raises(TinyjudgeError, match="--select 'smart' is not one of"):
+    with pytest.raises(TinyjudgeError, match="^select 'smart' is not one of"):
         Selector(IDS, "smart")  # type: ignore[arg-type]
 
 
@@ -100,7 +102,7 @@ def test_cheap_scores_take_the_first_scored_machine_source():
     source, scores = cheap_scores(labels, RUBRIC, ["i0", "i1", "i2"], "judge:big")
     np.testing.assert_allclose(scores, [0.5, 0.0, 0.5])
     assert cheap_scores(labels[:1], RUBRIC, ["i0"])[0] is None
-    with pytest.raises(TinyjudgeError, match="--cheap 'judge:none' has no scored label"):
+    with pytest.raises(TinyjudgeError, match="^cheap 'judge:none' has no scored label"):
         cheap_scores(labels, RUBRIC, ["i0"], "judge:none")
 
 
@@ -128,7 +130,7 @@ def test_teach_without_a_reward_model_is_refused():
     from tinyjudge.label.select import teach_values
 
     labels = [_lab("judge:big", "i0", label="full_compliance")]
-    with pytest.raises(TinyjudgeError, match="--select teach needs a reward model's prob"):
+    with pytest.raises(TinyjudgeError, match="^select teach needs a reward model's prob"):
         teach_values(labels, RUBRIC, ["i0"])
-    with pytest.raises(TinyjudgeError, match="--select teach needs a reward model's prob"):
+    with pytest.raises(TinyjudgeError, match="^select teach needs a reward model's prob"):
         Selector(IDS, "teach")

@@ -13,10 +13,10 @@ TOKEN = "x" * 16
 @pytest.mark.parametrize(
     ("host", "token", "insecure", "message"),
     [
-        ("0.0.0.0", None, False, "--host 0.0.0.0 lets other machines reach the reward model"),
-        ("192.168.1.5", None, False, "or --insecure-no-token to run open on purpose"),
-        ("127.0.0.1", "short", False, "--token must be at least 16 characters"),
-        ("0.0.0.0", "short", True, "--token must be at least 16 characters"),
+        ("0.0.0.0", None, False, r"^host 0\.0\.0\.0 lets other machines reach the reward model"),
+        ("192.168.1.5", None, False, "or insecure_no_token to run open on purpose$"),
+        ("127.0.0.1", "short", False, "^token must be at least 16 characters"),
+        ("0.0.0.0", "short", True, "^token must be at least 16 characters"),
     ],
     ids=["any-address", "lan-address", "short-token", "short-token-even-if-insecure"],
 )
@@ -39,14 +39,27 @@ def test_exposure_allowed(host, token, insecure) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--host", "0.0.0.0"], "lets other machines reach the reward model"),
+        (
+            ["--host", "0.0.0.0"],
+            "--host 0.0.0.0 lets other machines reach the reward model: pass --token (or set "
+            "TINYJUDGE_TOKEN)",
+        ),
+        (["--host", "0.0.0.0"], "or --insecure-no-token to run open on purpose"),
         (["--token", "short"], "--token must be at least 16 characters"),
+        (["--chat-template", "chatml2"], "--chat-template 'chatml2': give one of"),
         (["--port", "70000"], "--port': Input should be less than or equal to 65535"),
         (["--max-items", "0"], "--max-items': Input should be greater than or equal to 1"),
     ],
-    ids=["open-host", "short-token", "port-70000", "max-items-0"],
+    ids=[
+        "open-host",
+        "open-host-on-purpose",
+        "short-token",
+        "bad-template",
+        "port-70000",
+        "max-items-0",
+    ],
 )
 def test_serve_refuses_before_loading_anything(cli, tmp_path, args, message) -> None:
     res = cli("serve", tmp_path / "no-model", *args)
-    assert res.returncode == 2 and message in res.stderr
+    assert res.returncode == 2 and message in " ".join(res.stderr.split())
     assert len(res.stderr.strip().splitlines()) == 1, res.stderr

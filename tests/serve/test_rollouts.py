@@ -222,7 +222,7 @@ def test_reward_labels_as_people_write_them(linear_model, spelled: str) -> None:
     ("kwargs", "match"),
     [
         ({"reward": ["helpful"]}, r"\['helpful'\] not among the labels of rubric compliance"),
-        ({"chat_template": "chatml2"}, r"--chat-template 'chatml2': give one of"),
+        ({"chat_template": "chatml2"}, r"^chat_template 'chatml2': give one of"),
     ],
     ids=["unknown-reward-label", "unknown-template"],
 )

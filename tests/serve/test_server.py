@@ -94,7 +94,7 @@ def test_request_size_limit_answers_413(linear_model, xstest_items_labels) -> No
     assert chunked.status_code == 413
     assert "more than" in chunked.json()["detail"]
     assert r.status_code == 413
-    assert "limit is 2000" in r.json()["detail"]
+    assert "limit is 2000 (max_body_bytes)" in r.json()["detail"]
     assert small.status_code == 200
 
 
@@ -172,9 +172,7 @@ def test_a_request_over_the_item_limit_answers_413(linear_model, xstest_items_la
         rollouts = httpx.post(f"{url}/get_reward", json={"query": ["a", "b", "c", "d"]})
         text = httpx.get(f"{url}/metrics").text
     assert many.status_code == 413
-    assert many.json()["detail"] == (
-        "4 items in one request; the limit is 3 (--max-items): split it"
-    )
+    assert many.json()["detail"] == ("4 items in one request; the limit is 3 (max_items): split it")
     assert few.status_code == 200 and len(few.json()["labels"]) == 3
     assert rollouts.status_code == 413 and "4 rollouts" in rollouts.json()["detail"]
     assert "tinyjudge_items_scored_total 3" in text  # the refused ones were never scored

@@ -18,19 +18,24 @@ __all__ = ["FLAGS", "flag_for", "in_flags"]
 # parameter (as the library and the commands' signatures name it) -> flag
 FLAGS: dict[str, str] = {
     "aggregate": "--aggregate",
+    "budget": "--budget",
     "by": "--by",
+    "chat_template": "--chat-template",
     "cheap": "--cheap",
     "compare": "--compare",
     "concurrency": "--concurrency",
     "gguf": "--gguf",
     "group_by": "--group-by",
+    "host": "--host",
     "human": "--human",
     "human_fraction": "--human-fraction",
     "human_method": "--human-method",
     "human_weight": "--human-weight",
     "if_worse": "--if-worse",
+    "insecure_no_token": "--insecure-no-token",
     "items": "--items",
     "judge": "--judge",
+    "label_field": "--label-field",
     "label_fields": "--label-field",
     "limit": "--limit",
     "max_retries": "--max-retries",
@@ -40,16 +45,20 @@ FLAGS: dict[str, str] = {
     "order": "--order",
     "out_dir": "--out",
     "param": "--param",
+    "port": "--port",
     "rater_field": "--rater-field",
     "raters": "--rater",
     "reference": "--reference",
     "response_format": "--response-format",
+    "reviewer": "--as",
     "rubric": "--rubric",
     "samples": "--samples",
+    "select": "--select",
     "slice_by": "--slice-by",
     "source": "--source",
     "threads": "--threads",
     "tier": "--tier",
+    "token": "--token",
     "val_fraction": "--val-fraction",
 }
 
@@ -70,16 +79,18 @@ def in_flags(error: TinyjudgeError) -> str:
     For a :class:`UsageError`, every mapped parameter with an underscore in its
     name (unambiguous in prose) becomes its flag, and so does the error's own
     ``param`` where the message names it last (``needs the items: pass items``:
-    a one-word name is also a plain word). Other errors are shown as written.
+    a one-word name is also a plain word), and so does each of its ``also``.
+    Other errors are shown as written.
     """
     message = str(error)
     if not isinstance(error, UsageError):
         return message
     for param in sorted((p for p in FLAGS if "_" in p), key=len, reverse=True):
         message = _name(param).sub(FLAGS[param], message)
-    flag = flag_for(error.param) if error.param else None
-    named = list(_name(error.param).finditer(message)) if flag and error.param else []
-    if flag and named:
-        last = named[-1]
-        message = message[: last.start()] + flag + message[last.end() :]
+    for param in dict.fromkeys([*([error.param] if error.param else []), *error.also]):
+        flag = flag_for(param)
+        named = list(_name(param).finditer(message)) if flag else []
+        if flag and named:
+            last = named[-1]
+            message = message[: last.start()] + flag + message[last.end() :]
     return message

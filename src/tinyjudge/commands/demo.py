@@ -28,4 +28,6 @@ def command(
     """Run the whole loop on the bundled XSTest sample."""
     from tinyjudge.demo import run_demo
 
-    run_demo(data, out_dir, console=out, tier=tier, judge=judge, limit=limit)
+    from ._flags import FLAGS
+
+    run_demo(data, out_dir, console=out, tier=tier, judge=judge, limit=limit, spelling=FLAGS)

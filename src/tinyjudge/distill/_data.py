@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import TinyjudgeError, UsageError
 from tinyjudge.records import Item, Label, check_unique_ids
 from tinyjudge.rubric import Rubric, load_rubric
 
@@ -48,14 +48,16 @@ def training_set(
     of_source = [lab for lab in labels if lab.source == source]
     if not of_source:
         present = sorted(Counter(lab.source for lab in labels))
-        raise TinyjudgeError(
-            f"no labels with source {source!r}; the labels hold {present}; pass one with --source"
+        raise UsageError(
+            f"no labels with source {source!r}; the labels hold {present}; pass one with source",
+            param="source",
         )
     other = sorted({lab.rubric for lab in of_source if lab.rubric != rubric.id})
     if other:
-        raise TinyjudgeError(
+        raise UsageError(
             f"labels of {source!r} were written under rubric {other[0]!r}, not {rubric.id!r}; "
-            f"pass --rubric {other[0]} (or the matching rubric file)"
+            f"pass rubric {other[0]} (or its YAML file)",
+            param="rubric",
         )
     check_unique_ids(items)
     by_id = {item.id: item for item in items}
@@ -143,9 +145,10 @@ def group_keys(items: Sequence[Item], group_by: str | None) -> list[str]:
     for it in items:
         value = it.get(group_by)
         if value is None:
-            raise TinyjudgeError(
-                f"item {it.id!r} has no {group_by!r}; --group-by needs a key every item has "
-                "(e.g. metadata.prompt_id)"
+            raise UsageError(
+                f"item {it.id!r} has no {group_by!r}; group_by needs a key every item has "
+                "(e.g. metadata.prompt_id)",
+                param="group_by",
             )
         keys.append(str(value))
     return keys

@@ -337,11 +337,12 @@ def load_text_head(cls: type[M], model_dir: Path, meta: dict[str, Any]) -> M:
 
 
 def _refuse_pairwise(items: list[Item], tier: str) -> None:
-    from tinyjudge.errors import TinyjudgeError
+    from tinyjudge.errors import UsageError
 
     pair = next((it.id for it in items if it.is_pairwise), None)
     if pair is not None:
-        raise TinyjudgeError(
+        raise UsageError(
             f"item {pair!r} is pairwise; the {tier} tier scores single items; "
-            "use --tier encoder (Bradley-Terry) for pairs"
+            "use tier encoder (Bradley-Terry) for pairs",
+            param="tier",
         )

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tinyjudge.datasets.jsonl import read_items, read_labels
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import TinyjudgeError, UsageError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
 
@@ -131,7 +131,7 @@ def open_session(
             "labelling page supports nominal, ordinal and pairwise rubrics"
         )
     if budget is not None and budget < 1:
-        raise TinyjudgeError(f"--budget must be at least 1, got {budget}")
+        raise UsageError(f"budget must be at least 1, got {budget}", param="budget")
     all_items = read_items(items)
     if not all_items:
         raise TinyjudgeError(f"{items}: no items")
@@ -188,9 +188,10 @@ def _session(
         selector = Selector(ids, mode, scores if source else None)
     foreign = store.foreign_labels(reviewer)
     if foreign:
-        raise TinyjudgeError(
+        raise UsageError(
             f"{labels_path} already holds {foreign} labels from human:{reviewer} for rubric "
-            f"{rub.id!r} that were not made on this page; choose another --as name"
+            f"{rub.id!r} that were not made on this page; choose another reviewer name",
+            param="reviewer",
         )
     store.register(reviewer)
     return LabelSession(by_id, ids, rub, reviewer, store, selector, machine, source, budget)

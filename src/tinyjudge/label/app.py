@@ -28,7 +28,7 @@ from tinyjudge._http import (
     token_matches,
 )
 from tinyjudge.datasets.jsonl import lone_surrogate
-from tinyjudge.errors import StorageError, TinyjudgeError
+from tinyjudge.errors import StorageError, TinyjudgeError, UsageError
 
 from ._progress import verdicts
 from ._session import LabelSession
@@ -248,7 +248,7 @@ def serve(
 ) -> None:
     """Run ``app`` with uvicorn until interrupted; ``on_ready`` gets the URL to open.
 
-    The socket is bound (and listening) before ``on_ready`` runs, so ``--port 0`` picks
+    The socket is bound (and listening) before ``on_ready`` runs, so ``port=0`` picks
     a free port and the printed URL is already reachable.
     """
     from tinyjudge._listen import serve_app
@@ -261,8 +261,8 @@ def serve(
             sock.bind((host.strip("[]"), port))
         except OSError as e:
             sock.close()
-            raise TinyjudgeError(
-                f"cannot listen on {host}:{port} ({e.strerror}); try --port 0"
+            raise UsageError(
+                f"cannot listen on {host}:{port} ({e.strerror}); try port 0", param="port"
             ) from None
         sock.listen(128)
         sockets = [sock]

@@ -20,7 +20,7 @@ from typing import Literal
 
 import numpy as np
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 from tinyjudge.records import Label, index_labels, join_sources
 from tinyjudge.rubric import Rubric
 
@@ -78,7 +78,7 @@ def cheap_scores(
         (the source used or None when there is none, scores of shape ``(len(item_ids),)``).
 
     Raises:
-        TinyjudgeError: ``source`` was named but has no usable label for this rubric.
+        UsageError: ``source`` was named but has no usable label for this rubric.
     """
     scores = np.full(len(item_ids), 0.5)
     if source is None:
@@ -97,9 +97,10 @@ def cheap_scores(
     if n == 0:
         have = sorted({lab.source for lab in labels if lab.rubric == rubric.id})
         why = "" if rubric.positive else f" (rubric {rubric.id!r} names no positive labels)"
-        raise TinyjudgeError(
-            f"--cheap {source!r} has no scored label for rubric {rubric.id!r} on these items"
-            f"{why}; sources in the labels file: {have}"
+        raise UsageError(
+            f"cheap {source!r} has no scored label for rubric {rubric.id!r} on these items"
+            f"{why}; sources in the labels file: {have}",
+            param="cheap",
         )
     return source, scores
 
@@ -122,7 +123,7 @@ def teach_values(
         (the model source, the judge source or None, values of shape ``(len(item_ids),)``).
 
     Raises:
-        TinyjudgeError: no reward-model source with probabilities for this rubric.
+        UsageError: no reward-model source with probabilities for this rubric.
     """
     ok = [lab for lab in labels if lab.rubric == rubric.id and lab.status == "ok"]
     models = list(
@@ -131,10 +132,11 @@ def teach_values(
     if model is None and models:
         model = models[0]
     if model is None or model not in models:
-        raise TinyjudgeError(
-            f"--select teach needs a reward model's probabilities ({model or 'an rm: source'}) "
+        raise UsageError(
+            f"select teach needs a reward model's probabilities ({model or 'an rm: source'}) "
             f"in the labels file: run `tinyjudge score MODEL ITEMS` and add its labels; "
-            f"rm: sources with probs: {models}"
+            f"rm: sources with probs: {models}",
+            param="select",
         )
     judges = list(dict.fromkeys(lab.source for lab in ok if lab.source.startswith("judge:")))
     judge = judges[0] if judges else None
@@ -180,14 +182,18 @@ class Selector:
         teach: np.ndarray | None = None,
     ) -> None:
         if mode not in SELECT_MODES:
-            raise TinyjudgeError(f"--select {mode!r} is not one of {list(SELECT_MODES)}")
+            raise UsageError(f"select {mode!r} is not one of {list(SELECT_MODES)}", param="select")
         if mode == "active" and cheap is None:
-            raise TinyjudgeError(
-                "--select active needs a cheap score per item: a judge: or rm: source with "
-                "scores or probs in the labels file (see --cheap), or use --select random"
+            raise UsageError(
+                "active selection needs a cheap score per item: a judge: or rm: source with "
+                "scores or probs in the labels file (see cheap), or use select random",
+                param="select",
+                also=("cheap",),
             )
         if mode == "teach" and teach is None:
-            raise TinyjudgeError("--select teach needs a reward model's probabilities per item")
+            raise UsageError(
+                "select teach needs a reward model's probabilities per item", param="select"
+            )
         self.item_ids = list(item_ids)
         self.mode = mode
         self.cheap = cheap

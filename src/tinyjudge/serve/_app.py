@@ -171,7 +171,7 @@ def create_app(model: Scorer, options: ServerOptions | None = None, **changes: A
 
     def at_most(n: int, what: str) -> None:
         if n > opts.max_items:
-            detail = f"{n} {what} in one request; the limit is {opts.max_items} (--max-items)"
+            detail = f"{n} {what} in one request; the limit is {opts.max_items} (max_items)"
             raise Refusal(413, detail + ": split it")
 
     def score_items(body: bytes) -> tuple[list[Item], list[Unread]]:

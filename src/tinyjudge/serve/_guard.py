@@ -113,7 +113,7 @@ class Guard:
         try:
             body = await read_body(scope, receive, self.max_body)
         except BodyTooLarge as e:
-            await send_json(send, 413, {"detail": e.detail("--max-body-mb")})
+            await send_json(send, 413, {"detail": e.detail("max_body_bytes")})
             return
         if body is not None:
             await self.app(scope, replaying(body, receive), send)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 from tinyjudge.records import canonical
 
 from ._scan import cut_from, read_json, strip_trailing_tokens, tagged_blocks, turns
@@ -56,9 +56,10 @@ def check_template(template: str) -> str:
     """A built-in name or a ``{role}``/``{content}`` pattern, else a one-line error."""
     if template in CHAT_TEMPLATES or ("{role}" in template and "{content}" in template):
         return template
-    raise TinyjudgeError(
-        f"--chat-template {template!r}: give one of {sorted(CHAT_TEMPLATES)} or a pattern "
-        r"with {role} and {content}, e.g. '<|im_start|>{role}\n{content}<|im_end|>'"
+    raise UsageError(
+        f"chat_template {template!r}: give one of {sorted(CHAT_TEMPLATES)} or a pattern "
+        r"with {role} and {content}, e.g. '<|im_start|>{role}\n{content}<|im_end|>'",
+        param="chat_template",
     )
 
 

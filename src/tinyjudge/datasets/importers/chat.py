@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tinyjudge.errors import DataError, TinyjudgeError
+from tinyjudge.errors import DataError, UsageError
 from tinyjudge.records import MESSAGE_FIELDS, Item, Label, canonical, read_transcript
 from tinyjudge.records._read import is_claude_code_event, is_openhands_event
 
@@ -73,12 +73,16 @@ def import_chat(
         DataError: the first bad row (``file:line``) when not ``skip_bad`` (a
             row with no messages, or none from the assistant), and always a
             duplicate id, naming both rows.
-        TinyjudgeError: ``label_field`` without ``rubric`` and ``source``.
+        UsageError: ``label_field`` without ``rubric`` and ``source``.
     """
     from tinyjudge.rubric import load_rubric
 
     if label_field is not None and (rubric is None or not source):
-        raise TinyjudgeError("--label-field needs --rubric and --source (e.g. human:final)")
+        raise UsageError(
+            "label_field needs rubric and source (e.g. human:final)",
+            param="label_field",
+            also=("rubric", "source"),
+        )
     rub = load_rubric(rubric) if rubric is not None else None
     out = ChatImport()
     seen: dict[str, str] = {}  # id -> where it was first
