@@ -326,7 +326,7 @@ def test_torchrun_trains_one_data_parallel_run(
 def test_list_options_take_a_comma_separated_string() -> None:
     model = make_model("transformer", "compliance", lora_target_modules="q_proj, v_proj")
     assert model.config.lora_target_modules == ["q_proj", "v_proj"]
-    from tinyjudge.distill import parse_params
+    from tinyjudge.commands._params import parse_params
 
     given = parse_params(["lora_target_modules=query,value", "lora_r=8"])
     model = make_model("transformer", "compliance", **given)

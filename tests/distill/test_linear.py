@@ -108,7 +108,7 @@ def _bump_version(d: Path) -> None:
     ("spoil", "match"),
     [
         (_tamper_weights, r"weights.safetensors: SHA-256 differs"),
-        (_bump_version, r"version 99; this tinyjudge reads .* version 3"),
+        (_bump_version, r"version 99; this tinyjudge reads .* versions 2 and 3"),
         (lambda d: (d / "tinyjudge.json").unlink(), r"not a tinyjudge model directory"),
         (lambda d: (d / "vocab.json").unlink(), r"missing vocab.json"),
         (lambda d: (d / "tinyjudge.json").write_text("{oops"), r"tinyjudge.json:1: not valid"),

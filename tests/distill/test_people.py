@@ -156,7 +156,7 @@ def test_auto_uses_people_from_100_labels_else_weighted(xs, n_prompts: int, reso
 
 @pytest.mark.parametrize("method", sorted(set(PEOPLE_METHODS) - {"auto"}))
 def test_the_model_card_describes_each_method_from_the_one_table(method: str) -> None:
-    from tinyjudge.distill._base import _people_lines
+    from tinyjudge.distill._card import _people_lines
 
     card = {"human_source": "human:final", "human_method": method, "human_weight": 2.5}
     (line,) = _people_lines(card)

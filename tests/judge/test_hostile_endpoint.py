@@ -11,6 +11,7 @@ import gzip
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -190,20 +191,25 @@ def test_a_reply_under_the_limit_is_read_whole() -> None:
     assert lab.label == "full_refusal"
 
 
+# Started from a small fresh interpreter: a child forked from this test process (hundreds of
+# MB once the suite has loaded models) would count this process's memory at the fork as its
+# own peak, since Linux carries the peak across exec.
+_PEAK_OF = (
+    "import os, subprocess, sys\n"
+    "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
+    "_, status, usage = os.wait4(p.pid, 0)\n"
+    "print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)\n"
+)
+
+
 def _maxrss_mb(cmd: list[str], env: dict[str, str]) -> tuple[int, float, str]:
     """Run ``cmd``; its exit code, its own peak RSS (MB) and its stderr."""
-    with subprocess.Popen(
-        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-    ) as proc:
-        assert proc.stderr is not None
-        # wait4 reports this child's own peak, not the largest child the tests ever ran
-        err_lines: list[str] = []
-        reader = threading.Thread(target=lambda: err_lines.extend(proc.stderr or []))
-        reader.start()
-        _, status, usage = os.wait4(proc.pid, 0)
-        reader.join()
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, usage.ru_maxrss / 1024, "".join(err_lines)
+    done = subprocess.run(
+        [sys.executable, "-c", _PEAK_OF, *cmd], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    code, kb = done.stdout.split()
+    return int(code), int(kb) / 1024, done.stderr
 
 
 def test_judge_cli_stays_small_against_a_4gb_body(tmp_path: Path) -> None:
