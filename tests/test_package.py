@@ -86,6 +86,19 @@ def test_every_module_has_a_floor() -> None:
     assert sorted(tops - set(STAGE) - {"__init__", "__main__"}) == []
 
 
+MAX_MODULE_LINES = 450  # the house rule (issue 26): a module past it is split
+
+
+def test_no_module_is_over_the_line_limit() -> None:
+    lines = {
+        str(p.relative_to(SRC)): len(p.read_text(encoding="utf-8").splitlines())
+        for p in SRC.rglob("*.py")
+    }
+    assert len(lines) > 100  # the walk is real
+    over = {path: n for path, n in sorted(lines.items()) if n > MAX_MODULE_LINES}
+    assert over == {}, f"modules over {MAX_MODULE_LINES} lines (split them): {over}"
+
+
 def test_the_demo_sits_below_the_commands() -> None:
     # The library's demo composes the stages; the verbs print it. Sharing one floor
     # let the demo import commands/ back, so the two depended on each other.
