@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -29,10 +28,10 @@ from tinyjudge._model_dir import (
     write_calibration,
 )
 from tinyjudge.calibrate._calibrators import BaseCalibrator, make_calibrator
+from tinyjudge.calibrate._card import crossfit_summary, model_card_section
 from tinyjudge.calibrate._crossfit import CrossFitResult
 from tinyjudge.calibrate._data import calibrator_state, probs_matrix
 from tinyjudge.calibrate._guard import IF_WORSE, MethodCheck, compare_methods
-from tinyjudge.calibrate._metrics import METRIC_NAMES, METRICS
 from tinyjudge.calibrate._plot import reliability_diagram
 from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label, index_labels, join_sources
@@ -95,7 +94,7 @@ class Calibration:
     def summary(self) -> dict[str, Any]:
         """``n``, ``unscored``, ``method``, ``applied``, each metric before and after, the check."""
         head = {"n": self.n, "unscored": self.unscored, "method": self.method}
-        return {**head, "applied": self.applied, **_summary(self.crossfit, self.check)}
+        return {**head, "applied": self.applied, **crossfit_summary(self.crossfit, self.check)}
 
 
 @dataclass
@@ -117,7 +116,7 @@ class SourceCalibration(Calibration):
             "method": self.method,
             "classes": self.classes,
             "applied": self.applied,
-            **_summary(self.crossfit, self.check),
+            **crossfit_summary(self.crossfit, self.check),
         }
 
 
@@ -180,75 +179,6 @@ def _plot(cf: CrossFitResult, path: Path, title: str) -> None:
     """The before/after reliability diagram."""
     before_after = {"before": cf.before, f"after {cf.method} (held out)": cf.after}
     reliability_diagram(cf.y, before_after, path, title=title)
-
-
-def _summary(cf: CrossFitResult, check: MethodCheck | None = None) -> dict[str, Any]:
-    def one(ci) -> dict[str, Any]:
-        return {"value": float(ci.estimate), "ci": ci.interval()}
-
-    out: dict[str, Any] = {
-        "before": {m: one(c) for m, c in cf.metrics_before.items()},
-        "after": {m: one(c) for m, c in cf.metrics_after.items()},
-    }
-    if check is not None:
-        out["check"] = {
-            "worse_than_none": check.worse,
-            "best_method": check.best,
-            "held_out": check.table,
-            "message": check.message(),
-        }
-    return out
-
-
-def model_card_section(
-    cf: CrossFitResult,
-    human: str,
-    n_splits: int,
-    group_by: str | None,
-    plot: str | None,
-    check: MethodCheck | None = None,
-    applied: bool = True,
-) -> str:
-    """The model card's "Calibration against people" section (Markdown)."""
-    level = next(iter(cf.metrics_before.values())).level
-    split = f"{n_splits} folds grouped by `{group_by}`" if group_by else f"{n_splits} random folds"
-    date = datetime.now(timezone.utc).strftime("%Y-%m-%d")
-    what = (
-        f"Calibrated with `{cf.method}` scaling on {len(cf.y)} items labelled by `{human}` "
-        f"({date}); `load_model` applies it from `calibration.json` whenever the model is "
-        "loaded (`load_model(dir, calibrated=False)` gives the raw probabilities)."
-        if applied
-        else f"Not calibrated: `{cf.method}` scaling, fitted on {len(cf.y)} items labelled by "
-        f"`{human}` ({date}), made held-out figures worse than the model's own "
-        "probabilities, so none is applied (no `calibration.json`)."
-    )
-    lines = [
-        "## Calibration against people",
-        "",
-        what,
-        f"The figures are cross-fitted ({split}): every item is measured with a calibrator "
-        f"fitted without it. Lower is better for all; brackets are {level:.0%} bootstrap "
-        "intervals. Calibrate on items the model was not trained on: on its own training "
-        "items a model looks more certain and more right than it will be on new ones.",
-        "",
-        "| metric | before | after (held out) |",
-        "|---|---|---|",
-    ]
-    for m in METRICS:
-        b, a = cf.metrics_before[m], cf.metrics_after[m]
-        lines.append(
-            f"| {METRIC_NAMES[m]} | {b.estimate:.4f} [{b.low:.4f}, {b.high:.4f}] "
-            f"| {a.estimate:.4f} [{a.low:.4f}, {a.high:.4f}] |"
-        )
-    if check is not None:
-        lines += ["", f"Every method on the same folds: {_methods_line(check)}. {check.message()}."]
-    if plot:
-        lines += ["", f"![reliability diagram before and after]({plot})"]
-    return "\n".join(lines)
-
-
-def _methods_line(check: MethodCheck) -> str:
-    return ", ".join(f"{m} NLL {v['nll']:.4f} / ECE {v['ece']:.4f}" for m, v in check.table.items())
 
 
 def calibrate_model(

@@ -11,24 +11,18 @@ from typing import Any
 
 from rich.console import Console
 
-from tinyjudge.errors import EndpointError, RubricError, UsageError
-from tinyjudge.records import Item, Label, check_unique_ids
+from tinyjudge.errors import EndpointError, UsageError
+from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
 
-from ._client import RESPONSE_FORMATS, Caller, CallFailed, FatalCallError, Mode, ResponseFormat
+from ._checks import check_items, check_options
+from ._client import Caller, FatalCallError, Mode, ResponseFormat
 from ._endpoint import bounded_http_client, client_url, shown_url
-from ._parse import bound_text
-from ._prompt import (
-    PROMPT_VERSION,
-    build_messages,
-    item_agents,
-    references_digest,
-    verdict_schema,
-)
+from ._one_item import judge_item
+from ._prompt import PROMPT_VERSION, references_digest
 from ._store import Store, cache_key
 from ._summary import Judgment, Summary
-from ._verdicts import blind_label, failed_result, make_label, result_from_outputs, swap_result
-from ._window import window_messages
+from ._verdicts import blind_label, make_label, swap_result
 
 __all__ = ["Judge", "Judgment", "Summary", "EndpointFailing", "EndpointRefused"]
 
@@ -117,32 +111,18 @@ class Judge:
         # Hashed once: the rubric is fixed for the judge's life, and hashing is not free.
         self.rubric_hash = self.rubric.hash
         self._rendered = self.rubric.render()
-        if not model:
-            raise UsageError("model must not be empty; pass the endpoint's model name")
-        for name, value, low in (("samples", samples, 1), ("concurrency", concurrency, 1)):
-            if value < low:
-                raise UsageError(f"{name} must be >= {low}, got {value}", param=name)
-        if response_format not in RESPONSE_FORMATS:
-            raise UsageError(
-                f"response_format must be one of {list(RESPONSE_FORMATS)}, got {response_format!r}"
-            )
-        if max_retries < 0:
-            raise UsageError(f"max_retries must be >= 0, got {max_retries}", param="max_retries")
-        if not max_reply_mb > 0:
-            raise UsageError(f"max_reply_mb must be > 0, got {max_reply_mb}", param="max_reply_mb")
-        if not timeout > 0:
-            raise UsageError(f"timeout must be > 0 seconds, got {timeout}", param="timeout")
-        if stop_after < 0:
-            raise UsageError(f"stop_after must be >= 0, got {stop_after}")
-        if prices is not None and set(prices) - {"input", "output"}:
-            raise UsageError(
-                f"prices takes keys 'input' and 'output' (USD per 1M tokens), got {sorted(prices)}"
-            )
-        if self.rubric.type == "pairwise" and not {"a", "b"} <= set(self.rubric.label_names):
-            raise RubricError(
-                f"pairwise rubric {self.rubric.id!r} needs labels 'a' and 'b' (and optionally "
-                f"'tie'), got {self.rubric.label_names}"
-            )
+        check_options(
+            self.rubric,
+            model,
+            samples=samples,
+            concurrency=concurrency,
+            response_format=response_format,
+            max_retries=max_retries,
+            max_reply_mb=max_reply_mb,
+            timeout=timeout,
+            stop_after=stop_after,
+            prices=prices,
+        )
         self.model = model
         # The openai client reads OPENAI_BASE_URL itself; read here, its credentials
         # are stripped and hidden like those of a URL given.
@@ -197,17 +177,6 @@ class Judge:
         """The cache key of ``item`` in presentation ``order``."""
         content = item.content_hash() + references_digest(item, self.rubric)
         return cache_key(self.rubric_hash, content, self.model, self.params, order)
-
-    def _check(self, items: list[Item]) -> None:
-        check_unique_ids(items)
-        pairwise_rubric = self.rubric.type == "pairwise"
-        for item in items:
-            if item.is_pairwise != pairwise_rubric:
-                kind = "pairwise" if item.is_pairwise else "single"
-                raise UsageError(
-                    f"item {item.id!r} is a {kind} item but rubric {self.rubric.id!r} is "
-                    f"{self.rubric.type}; use a rubric of the item's kind"
-                )
 
     def run(
         self,
@@ -282,7 +251,7 @@ class Judge:
         import openai
 
         items = list(items)
-        self._check(items)
+        check_items(items, self.rubric)
         start = time.perf_counter()
         summary = self.summary = Summary(items=len(items))
         store = Store(self.cache) if self.cache is not None else None
@@ -419,51 +388,16 @@ class Judge:
             )
 
     async def _judge(self, caller: Caller, item: Item, order: str) -> dict[str, Any]:
-        """One judgment of one item in one order: calls until ``samples`` outputs, then parse."""
-        rubric = self.rubric
-        window = window_messages(item, rubric)
-        messages = build_messages(
+        """One judgment of one item in one order (see :func:`judge_item`)."""
+        return await judge_item(
+            caller,
             item,
-            rubric,
-            order,  # type: ignore[arg-type]
-            window,
+            order,
+            self.rubric,
             rubric_hash=self.rubric_hash,
             rendered=self._rendered,
             label_first=self.label_first,
+            samples=self.samples,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
         )
-        agents = item_agents(item) if rubric.type == "step" else None
-        labels = agents if agents is not None else rubric.label_names
-        schema = verdict_schema(rubric, agents, label_first=self.label_first)
-        texts: list[str | None] = []
-        logprobs: list[Any] = []
-        usage = {"calls": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0}
-        # Servers that ignore ``n`` answer with one choice; ask again for the rest.
-        while len(texts) < self.samples and usage["calls"] < self.samples + 2:
-            got = await caller.complete(
-                messages,
-                schema,
-                n=self.samples - len(texts),
-                temperature=self.temperature,
-                max_tokens=self.max_tokens,
-            )
-            usage["calls"] += 1
-            usage["retries"] += got.retries
-            if isinstance(got, CallFailed):
-                if not texts:
-                    return failed_result(got.reason, usage["calls"], usage["retries"])
-                break
-            texts += got.texts
-            logprobs += got.logprobs
-            usage["prompt_tokens"] += got.prompt_tokens
-            usage["completion_tokens"] += got.completion_tokens
-        n_steps = len(item.context or []) if item.is_pairwise else len(item.messages)
-        try:
-            return result_from_outputs(texts, logprobs, labels, rubric, n_steps, usage)
-        except Exception as e:  # a reply nothing above foresaw costs its item, not the run
-            raw = [bound_text(t) if isinstance(t, str) else None for t in texts]
-            return {
-                "status": "unscored",
-                "reason": f"could not read the reply ({type(e).__name__})",
-                "raw": raw[0] if len(raw) == 1 else raw,
-                "usage": usage,
-            }
