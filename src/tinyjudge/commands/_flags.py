@@ -13,6 +13,8 @@ import re
 
 from tinyjudge.errors import TinyjudgeError, UsageError
 
+from ._config_flags import DERIVED, flag_of
+
 __all__ = ["FLAGS", "flag_for", "in_flags"]
 
 # parameter (as the library and the commands' signatures name it) -> flag
@@ -64,8 +66,14 @@ FLAGS: dict[str, str] = {
 
 
 def flag_for(param: str) -> str | None:
-    """The flag a user types for a library parameter; None where no command has one."""
-    return FLAGS.get(param)
+    """The flag a user types for a library parameter; None where no command has one.
+
+    A stage's config field that a command shows (``commands/_config_flags.py``) is
+    its derived flag (``n_boot`` -> ``--n-boot``).
+    """
+    if param in FLAGS:
+        return FLAGS[param]
+    return flag_of(param) if param in DERIVED else None
 
 
 def _name(param: str) -> re.Pattern[str]:
@@ -85,8 +93,8 @@ def in_flags(error: TinyjudgeError) -> str:
     message = str(error)
     if not isinstance(error, UsageError):
         return message
-    for param in sorted((p for p in FLAGS if "_" in p), key=len, reverse=True):
-        message = _name(param).sub(FLAGS[param], message)
+    for param in sorted({p for p in [*FLAGS, *DERIVED] if "_" in p}, key=len, reverse=True):
+        message = _name(param).sub(flag_for(param) or param, message)
     for param in dict.fromkeys([*([error.param] if error.param else []), *error.also]):
         flag = flag_for(param)
         named = list(_name(param).finditer(message)) if flag else []
