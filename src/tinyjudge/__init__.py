@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         write_report,
     )
     from tinyjudge.calibrate import TemperatureScaling, VectorScaling
+    from tinyjudge.cascade import CascadeConfig, cascade
     from tinyjudge.datasets.importers import run_import
     from tinyjudge.distill import distill, load_model
     from tinyjudge.estimate import estimate_rate, estimate_rates
@@ -56,6 +57,8 @@ _LAZY = {
     "write_report": "tinyjudge.audit",
     "estimate_rate": "tinyjudge.estimate",
     "estimate_rates": "tinyjudge.estimate",
+    "cascade": "tinyjudge.cascade",
+    "CascadeConfig": "tinyjudge.cascade",
 }
 
 __all__ = [
@@ -77,6 +80,9 @@ __all__ = [
     "load_model",
     "TemperatureScaling",
     "VectorScaling",
+    # the cascade: reward model first, the judge for the rest
+    "cascade",
+    "CascadeConfig",
     # audit and estimates
     "cohen_kappa",
     "krippendorff_alpha",

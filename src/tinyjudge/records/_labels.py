@@ -32,6 +32,8 @@ class Label(_Record):
     For pairwise items, ``orders`` holds the verdict of each presentation order
     (mapped back to the original positions) and ``consistent`` whether they agree.
     ``step`` is the trajectory step a verdict points at (e.g. the first mistake).
+    ``decided_by`` names the source that decided a combined source's label (a
+    cascade's ``rm:...`` or ``judge:...`` stage); ``None`` for a plain source.
     On an ``ok`` label, ``reason`` (when set) notes a doubt about it, such as a
     judge answer that held a second, different verdict (``ambiguous: ...``).
     """
@@ -52,6 +54,7 @@ class Label(_Record):
     raw: Any = None
     reason: str | None = None
     usage: dict[str, Any] | None = None
+    decided_by: str | None = None
 
     @model_validator(mode="after")
     def _check_status(self) -> Label:

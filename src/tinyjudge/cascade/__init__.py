@@ -1,0 +1,57 @@
+"""The cascade: the reward model keeps what it has earned, the judge the rest.
+
+:func:`cascade` chooses a threshold on the reward model's confidence on
+calibration items by fixed-sequence testing with an exact binomial bound
+("Trust or Escalate", Jung et al., ICLR 2025), so that agreement with the
+reference on the items it keeps is at least ``target`` with probability at least
+``1 - delta``; the other items go to the judge (or to people).
+:class:`AuditSampler` watches a serving reward model: it sends a random share of
+what it scores to the judge in the background and reports the agreement.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+from ._audit import AuditSampler, AuditState
+from ._bound import (
+    ThresholdChoice,
+    ThresholdStep,
+    choose_threshold,
+    clopper_pearson,
+    clopper_pearson_lower,
+    fewest_to_pass,
+)
+from ._result import CascadeConfig, CascadeResult, StageResult
+from ._run import cascade
+
+__all__ = [
+    "cascade",
+    "CascadeConfig",
+    "CascadeResult",
+    "StageResult",
+    "choose_threshold",
+    "ThresholdChoice",
+    "ThresholdStep",
+    "clopper_pearson",
+    "clopper_pearson_lower",
+    "fewest_to_pass",
+    "AuditSampler",
+    "AuditState",
+]
+
+
+class _CascadeModule(types.ModuleType):
+    """Calling the package calls :func:`cascade`.
+
+    ``tinyjudge.cascade`` is the top-level function, yet importing this package sets
+    the parent's attribute of that name to the package; so the package is callable.
+    """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> CascadeResult:
+        return cascade(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CascadeModule

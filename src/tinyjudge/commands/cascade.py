@@ -1,0 +1,66 @@
+"""``tinyjudge cascade``: the reward model where it has earned it, the judge for the rest."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from tinyjudge.cascade import CascadeConfig
+
+from ._config_flags import config_flags
+from ._io import out, refuse_writing_over_inputs
+
+__all__ = ["command"]
+
+
+@config_flags(CascadeConfig)
+def command(
+    model_dir: Path = typer.Argument(..., help="a model directory from `tinyjudge distill`"),
+    items: Path = typer.Argument(..., help="items.jsonl (calibration items among them)"),
+    calibration: Path = typer.Option(
+        ..., "--calibration", help="labels.jsonl holding the reference's labels on some items"
+    ),
+    reference: str = typer.Option(
+        ..., "--reference", help="the source agreement is guaranteed against, e.g. human:final"
+    ),
+    out_dir: Path = typer.Option(..., "--out", help="folder for labels.jsonl and cascade.json"),
+    cache: Path = typer.Option(
+        None, "--cache", help="the judge's SQLite cache (default: OUT/judge.cache.sqlite)"
+    ),
+    *,
+    config: CascadeConfig,
+) -> None:
+    """Keep the reward model's labels where it meets --target; escalate the rest to the judge.
+
+    The threshold is chosen on the items that --calibration labels (held out of
+    the output), so that agreement with --reference on kept items is at least
+    --target with probability at least 1 - --delta. Without --judge-model the
+    escalated items are written unscored (reason "escalated") for people.
+    """
+    from tinyjudge.cascade import cascade
+    from tinyjudge.datasets.jsonl import read_items, read_labels, write_jsonl
+
+    labels_path, json_path = out_dir / "labels.jsonl", out_dir / "cascade.json"
+    refuse_writing_over_inputs(
+        [(labels_path, "--out"), (json_path, "--out")],
+        [(items, "items file"), (calibration, "--calibration file")],
+    )
+    cache_path = None
+    if config.judge_model is not None:
+        cache_path = cache or out_dir / "judge.cache.sqlite"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    result = cascade(
+        model_dir,
+        read_items(items),
+        read_labels(calibration),
+        reference=reference,
+        config=config,
+        cache=cache_path,
+    )
+    write_jsonl(labels_path, result.labels)
+    json_path.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+    for line in result.lines():
+        out.print(line, markup=False, soft_wrap=True)
+    out.print(f"labels (source {result.source}) -> {labels_path}; figures -> {json_path}")

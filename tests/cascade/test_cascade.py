@@ -1,0 +1,225 @@
+"""The cascade on real XSTest data: the model keeps what it earned, the judge gets only the rest."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from cascade_split import Split
+
+import tinyjudge
+from tinyjudge.cascade import CascadeConfig, CascadeResult, cascade
+from tinyjudge.cli import main
+from tinyjudge.datasets.jsonl import read_labels, write_jsonl
+from tinyjudge.errors import UsageError
+from tinyjudge.judge import Judge, replay_server
+from tinyjudge.records import Label
+
+
+def _cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: object):
+    monkeypatch.setattr(sys, "argv", ["tinyjudge", *map(str, args)])
+    with pytest.raises(SystemExit) as e:
+        main()
+    out, err = capsys.readouterr()
+    return int(e.value.code or 0), out, err
+
+
+def _kept_and_escalated(result: CascadeResult) -> tuple[set[str], set[str]]:
+    kept = {lab.item_id for lab in result.labels if (lab.decided_by or "").startswith("rm:")}
+    return kept, {lab.item_id for lab in result.labels} - kept
+
+
+def test_the_judge_is_called_exactly_for_the_escalated_items(split: Split, tmp_path: Path) -> None:
+    gpt4 = [lab for lab in split.labels if lab.source == "judge:gpt-4"]
+    report = [it for it in split.items if it.id in split.report_ids]
+    cache = tmp_path / "judge.sqlite"
+    with replay_server(gpt4, "judge:gpt-4", items=report, rubric="compliance") as srv:
+        judge = Judge("compliance", "replay-gpt-4", base_url=srv.base_url, cache=cache)
+        res = cascade(split.model, split.items, split.calibration, reference="judge:gpt-4",
+                      target=0.9, judge=judge)  # fmt: skip
+        calls = dict(srv.calls_by_item)
+    kept, escalated = _kept_and_escalated(res)
+    assert kept and escalated  # the data leave both kinds, so the test can tell them apart
+    assert set(calls) == escalated and set(calls.values()) == {1}
+    assert res.judge_calls == len(escalated) == res.escalated == res.judge_items
+    assert {lab.item_id for lab in res.labels} == split.report_ids  # calibration held out
+    recorded = {lab.item_id: lab for lab in gpt4}
+    for lab in res.labels:
+        assert lab.source == "cascade:compliance-linear>replay-gpt-4"
+        if lab.item_id in escalated:
+            assert lab.decided_by == "judge:replay-gpt-4"
+            assert (lab.status, lab.label) == (
+                recorded[lab.item_id].status,
+                recorded[lab.item_id].label,
+            )
+        else:
+            assert lab.decided_by == "rm:compliance-linear" and lab.probs is not None
+    threshold = res.stages[0].threshold
+    assert threshold is not None
+    P = split.model.predict_proba(split.items)
+    conf = {it.id: p.max() for it, p in zip(split.items, P, strict=True)}
+    assert all(conf[i] >= threshold for i in kept) and all(conf[i] < threshold for i in escalated)
+    # the same run again: every verdict from the cache, no call
+    with replay_server(gpt4, "judge:gpt-4", items=report, rubric="compliance") as srv:
+        judge = Judge("compliance", "replay-gpt-4", base_url=srv.base_url, cache=cache)
+        again = cascade(split.model, split.items, split.calibration, reference="judge:gpt-4",
+                        target=0.9, judge=judge)  # fmt: skip
+        assert srv.calls == 0
+    assert again.judge_calls == 0 and again.judge["cache_hits"] == len(escalated)
+    assert [lab.label for lab in again.labels] == [lab.label for lab in res.labels]
+
+
+def test_the_guarantee_figures_come_from_the_calibration_items(split: Split) -> None:
+    res = cascade(split.model, split.items, split.calibration, reference="judge:gpt-4", target=0.9)
+    stage = res.stages[0]
+    chosen = stage.choice.chosen
+    assert res.guaranteed and chosen is not None and stage.lower_bound is not None
+    assert stage.calibration_n == len(split.cal_ids) == res.n_calibration
+    assert stage.lower_bound >= 0.9 and chosen.agreement >= stage.lower_bound
+    low, high = stage.calibration_agreement.low, stage.calibration_agreement.high
+    assert low is not None and high is not None and low <= chosen.agreement <= high
+    # without a judge, what the model passes on is left to people, unscored, never guessed
+    kept, escalated = _kept_and_escalated(res)
+    for lab in res.labels:
+        if lab.item_id in escalated:
+            assert (lab.status, lab.reason, lab.label) == ("unscored", "escalated", None)
+    assert res.source == "cascade:compliance-linear>people"
+    assert res.abstained == len(escalated) and res.judge_calls == 0
+    assert res.judge_items_per_1000 == pytest.approx(1000 * len(escalated) / len(res.labels))
+    assert stage.share_kept == pytest.approx(len(kept) / len(res.labels))
+
+
+def test_when_no_threshold_can_guarantee_every_item_is_escalated(split: Split) -> None:
+    res = cascade(split.model, split.items, split.calibration, reference="judge:gpt-4",
+                  target=0.999)  # fmt: skip
+    assert not res.guaranteed and res.stages[0].threshold is None
+    assert res.note.startswith("no threshold can guarantee agreement >= 0.999 with judge:gpt-4")
+    assert "\n" not in res.note
+    assert res.escalated == res.n_items and all(lab.status == "unscored" for lab in res.labels)
+    assert res.to_dict()["guaranteed"] is False
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        (
+            {"reference": "human:nobody"},
+            UsageError,
+            r"no calibration labels from source 'human:nobody' under this rubric; sources present",
+        ),
+        (
+            {"reference": "judge:gpt-4", "base_url": "http://127.0.0.1:9/v1"},
+            UsageError,
+            r"base_url needs a judge; pass judge_model too",
+        ),
+        (
+            {"reference": "judge:gpt-4", "target": 1.0},
+            UsageError,
+            r"target must be a finite number in \[0.5, 0.999\], got 1.0",
+        ),
+        (
+            {"reference": "judge:gpt-4", "delta": float("nan")},
+            UsageError,
+            r"delta must be .* got nan",
+        ),
+        ({"reference": "judge:gpt-4", "tagret": 0.9}, UsageError, r"unknown option 'tagret'"),
+    ],
+    ids=["no-reference", "url-without-judge", "target-1", "nan-delta", "typo"],
+)
+def test_bad_options_are_refused_in_one_line(split: Split, kwargs, error, match) -> None:
+    with pytest.raises(error, match=match):
+        cascade(split.model, split.items, split.calibration, **kwargs)
+
+
+def test_no_calibration_item_among_the_items_is_refused(split: Split) -> None:
+    report = [it for it in split.items if it.id in split.report_ids]
+    with pytest.raises(UsageError, match=r"none of the items has an ok label from 'judge:gpt-4'"):
+        cascade(split.model, report, split.calibration, reference="judge:gpt-4")
+
+
+def test_the_top_level_name_and_the_config(split: Split) -> None:
+    config = CascadeConfig(target=0.9, delta=0.05)
+    res = tinyjudge.cascade(split.model, split.items, split.calibration,
+                            reference="judge:gpt-4", config=config)  # fmt: skip
+    assert isinstance(res, CascadeResult) and res.delta == 0.05
+    assert res.stages[0].choice.delta == 0.05
+
+
+def test_a_second_stage_thresholds_the_judge_against_people(split: Split, tmp_path: Path) -> None:
+    # a judge whose recorded distribution is sure where it agrees with people, unsure elsewhere
+    people = {lab.item_id: lab for lab in split.labels if lab.source == "human:final"}
+    labels = ["full_compliance", "full_refusal", "partial_refusal"]
+    recorded = []
+    for lab in split.labels:
+        if lab.source != "judge:gpt-4" or lab.status != "ok":
+            continue
+        sure = 0.98 if lab.label == people[lab.item_id].label else 0.6
+        probs = {c: sure if c == lab.label else (1 - sure) / 2 for c in labels}
+        recorded.append(lab.model_copy(update={"probs": probs, "source": "judge:sure"}))
+    calibration = split.calibration + [people[i] for i in split.cal_ids]
+    with replay_server(recorded, "judge:sure", items=split.items, rubric="compliance") as srv:
+        judge = Judge("compliance", "replay-sure", base_url=srv.base_url)
+        res = cascade(split.model, split.items, calibration, reference="judge:gpt-4",
+                      target=0.9, judge=judge, stage="human:final")  # fmt: skip
+        calls = set(srv.calls_by_item)
+    first, second = res.stages
+    assert second.decided_by == "judge:replay-sure" and second.reference == "human:final"
+    assert first.choice.delta == second.choice.delta == 0.05  # delta shared by the two stages
+    kept, escalated = _kept_and_escalated(res)
+    # the judge saw the escalated items and the people-labelled calibration items that the
+    # first stage would escalate, never an item the model kept
+    assert escalated <= calls and not (kept & calls) and calls - escalated <= split.cal_ids
+    assert res.calibration_judge_items == len(calls - escalated)
+    by_judge = [lab for lab in res.labels if lab.decided_by == "judge:replay-sure"]
+    left = [lab for lab in res.labels if lab.status == "unscored"]
+    assert second.guaranteed and by_judge and second.kept == len(by_judge)
+    assert {lab.reason for lab in left} <= {"abstained"} and len(left) == res.abstained
+    assert second.threshold is not None
+    assert all(max((lab.probs or {}).values()) >= second.threshold for lab in by_judge)
+
+
+def test_cli_writes_labels_and_figures_that_audit_and_estimate_read(
+    split: Split, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    model_dir = split.model.save(tmp_path / "rm")
+    items, calib = tmp_path / "items.jsonl", tmp_path / "calibration.jsonl"
+    write_jsonl(items, split.items)
+    write_jsonl(calib, split.calibration)
+    out = tmp_path / "cascade"
+    args = ["cascade", model_dir, items, "--calibration", calib, "--reference", "judge:gpt-4"]
+    rc, stdout, err = _cli(monkeypatch, capsys, *args, "--target", "0.9", "--out", out)
+    assert rc == 0, err
+    assert "rm:compliance-linear: threshold" in stdout
+    figures = json.loads((out / "cascade.json").read_text())
+    labels = read_labels(out / "labels.jsonl")
+    assert figures["guaranteed"] is True and figures["target"] == 0.9 and figures["delta"] == 0.1
+    assert figures["calibration_n"] == len(split.cal_ids) and figures["threshold"] > 0
+    assert figures["judge_only_items_per_1000"] == 1000.0
+    assert figures["judge_items_per_1000"] == pytest.approx(
+        1000 * sum(lab.status == "unscored" for lab in labels) / len(labels)
+    )
+    assert {lab.item_id for lab in labels} == split.report_ids
+    # audit and estimate take the cascade's labels as any other source
+    people = tmp_path / "people.jsonl"
+    write_jsonl(people, [lab for lab in split.labels if lab.source == "human:final"])
+    rc, stdout, err = _cli(monkeypatch, capsys, "audit", out / "labels.jsonl", people,
+                           "--reference", "human:final", "--json", tmp_path / "a.json")  # fmt: skip
+    assert rc == 0, err
+    assert "cascade:compliance-linear>people" in (tmp_path / "a.json").read_text()
+    rc, stdout, err = _cli(monkeypatch, capsys, "estimate", out / "labels.jsonl", people,
+                           "--items", items, "--cheap", "cascade:compliance-linear>people",
+                           "--human", "human:final")  # fmt: skip
+    assert rc == 0, err
+    assert "positive rate (%): cascade:compliance-linear>people + " in " ".join(stdout.split())
+    # a bad flag value is refused before any work, named as its flag
+    rc, _, err = _cli(monkeypatch, capsys, *args, "--target", "2", "--out", tmp_path / "x")
+    assert rc == 2 and "--target" in err and not (tmp_path / "x").exists()
+
+
+def test_label_records_keep_decided_by_and_refuse_unknown_fields() -> None:
+    lab = Label(item_id="a", rubric="r", source="cascade:m>j", label="x", decided_by="rm:m")
+    assert Label.model_validate_json(lab.model_dump_json()).decided_by == "rm:m"
+    with pytest.raises(ValueError, match="decided"):
+        Label(item_id="a", rubric="r", source="s", label="x", decidedby="rm:m")  # type: ignore[call-arg]
