@@ -35,6 +35,10 @@ PLAN: dict[str, tuple[list[str], tuple[str, ...], str]] = {
         ["--data", "{data}", "--out", "{out}/audit_calibrate.json"], ("xstest", "llmbar"),
         "audit_calibrate.json",
     ),
+    "cascade": (
+        ["--data", "{data}", "--out", "{out}/cascade.json", "--png", "{out}/cascade.png"],
+        ("xstest", "sycon"), "cascade.json",
+    ),
     "distill_fidelity": (
         ["--data", "{data}/xstest", "--out", "{out}/distill_fidelity.json"], ("xstest",),
         "distill_fidelity.json",
