@@ -41,12 +41,14 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
 
 # The floors (docs/design.md): a module imports only from lower floors (or its own).
 # calibrate sits below distill: a model directory applies its saved calibrator on load;
-# estimate below audit: the audit report carries PPI rates.
+# estimate below audit: the audit report carries PPI rates. cascade (the reward model, then
+# the judge) sits below serve: the reward server audits itself with its sampler.
 STAGE = {
     "records": 0, "errors": 0, "rubric": 0, "datasets": 0, "_stats": 0, "_memory": 0,
     "_atomic": 0, "_digest": 0, "_model_dir": 0, "_http": 0, "_listen": 0, "_extras": 0,
     "_people_items": 0, "hints": 0, "_aggregate": 0, "_people_methods": 0, "_rubric_yaml": 0,
-    "judge": 1, "calibrate": 2, "distill": 3, "estimate": 4, "audit": 5,
+    "config": 0, "results": 0,
+    "judge": 1, "calibrate": 2, "distill": 3, "estimate": 4, "audit": 5, "cascade": 5,
     "serve": 6, "label": 6, "scale": 6, "integrations": 7, "_present": 7, "demo": 7,
     "commands": 8, "cli": 9,
 }  # fmt: skip

@@ -15,7 +15,7 @@ import sys
 import types
 from typing import Any
 
-from ._audit import AuditSampler, AuditState
+from ._audit import AuditSampler, AuditState, audit_sampler, card_agreement
 from ._bound import (
     ThresholdChoice,
     ThresholdStep,
@@ -40,6 +40,8 @@ __all__ = [
     "fewest_to_pass",
     "AuditSampler",
     "AuditState",
+    "audit_sampler",
+    "card_agreement",
 ]
 
 

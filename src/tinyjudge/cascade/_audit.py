@@ -27,7 +27,7 @@ from tinyjudge.results import Interval
 
 from ._bound import clopper_pearson
 
-__all__ = ["AuditSampler", "AuditState"]
+__all__ = ["AuditSampler", "AuditState", "audit_sampler", "card_agreement"]
 
 log = logging.getLogger("tinyjudge.audit_sampler")
 
@@ -254,3 +254,34 @@ class AuditSampler:
         """Stop taking samples; let the worker finish what is queued (at most ``timeout`` s)."""
         self._closed.set()
         self._thread.join(timeout)
+
+
+def card_agreement(model: Any) -> float | None:
+    """The model's agreement with its teacher on held-out items, from its card (or None)."""
+    validation = (getattr(model, "card_", None) or {}).get("validation") or {}
+    value = validation.get("accuracy")
+    return float(value) if isinstance(value, int | float) else None
+
+
+def audit_sampler(
+    model: Any,
+    judge_model: str,
+    *,
+    base_url: str | None = None,
+    cache: str | None = None,
+    **options: Any,
+) -> AuditSampler:
+    """An :class:`AuditSampler` for ``model``: a judge under its rubric, its card's agreement.
+
+    Args:
+        model: the served reward model.
+        judge_model: the judge's model name.
+        base_url: the judge's OpenAI-compatible endpoint.
+        cache: the judge's SQLite cache.
+        **options: :class:`AuditSampler` options (``rate``, ``budget``, ...).
+    """
+    from tinyjudge.judge import Judge
+
+    judge = Judge(model.rubric, judge_model, base_url=base_url, cache=cache)
+    options.setdefault("baseline", card_agreement(model))
+    return AuditSampler(judge, **options)

@@ -49,6 +49,16 @@ def command(
         help="how /get_reward reads text rollouts: chatml, llama3, gemma, phi3, or a pattern "
         "with {role} and {content} (default: recognised by their markers)",
     ),
+    audit_model: str = typer.Option(
+        None, "--audit-model", help="judge a random sample of scored rollouts with this model"
+    ),
+    audit_base_url: str = typer.Option(
+        None, "--audit-base-url", help="the audit judge's OpenAI-compatible endpoint"
+    ),
+    audit_rate: float = typer.Option(0.05, "--audit-rate", help="share of rollouts audited"),
+    audit_budget: int = typer.Option(
+        None, "--audit-budget", help="most rollouts ever sent to the audit judge"
+    ),
 ) -> None:
     """Serve a reward model over HTTP for RL loops (POST /score, /get_reward)."""
     from tinyjudge._extras import require_extra
@@ -76,6 +86,16 @@ def command(
         labels = reward_labels_for(model, list(options.reward) if options.reward else None)
     except TinyjudgeError as e:
         raise TinyjudgeError(f"--reward {reward}: {e}") from None
+    audit = None
+    if audit_model is not None:
+        from tinyjudge.cascade import audit_sampler
+
+        audit = audit_sampler(
+            model, audit_model, base_url=audit_base_url, rate=audit_rate, budget=audit_budget
+        )
+        out.print(f"auditing {audit_rate:.1%} of rollouts with judge:{audit_model} (see /health)")
+    elif audit_base_url is not None:
+        fail("--audit-base-url needs --audit-model")
     out.print(f"serving {model.name} on http://{host}:{port} (POST /score, /get_reward)")
     out.print(describe_reward(model, labels), markup=False, soft_wrap=True)
-    run_server(model, options)
+    run_server(model, options, audit=audit)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from tinyjudge.errors import EndpointError, ModelDirError, UsageError
 from tinyjudge.serve._rollouts import (
@@ -29,6 +30,8 @@ class RewardClient:
         token: the server's bearer token, if it has one.
         timeout: seconds per HTTP request.
         chat_template: how text rollouts are read (see ``tinyjudge serve --chat-template``).
+        audit: a :class:`~tinyjudge.cascade.AuditSampler` that gets every scored batch
+            (in-process only: a server audits itself with ``--audit-model``).
     """
 
     def __init__(
@@ -38,8 +41,10 @@ class RewardClient:
         token: str | None = None,
         timeout: float = 120.0,
         chat_template: str | None = None,
+        audit: Any = None,
     ) -> None:
         where = str(model_dir_or_url)
+        self.audit = audit
         self.chat_template = chat_template
         self.timeout = timeout
         self.headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -50,6 +55,12 @@ class RewardClient:
                 raise UsageError(
                     f'a reward server URL ({where}) needs httpx: pip install "tinyjudge[rl]"'
                 ) from None
+            if audit is not None:
+                raise UsageError(
+                    "audit samples what this process scores; a reward server audits itself "
+                    "(serve with an audit judge)",
+                    "audit",
+                )
             base = where.rstrip("/").removesuffix("/get_reward")
             self.url: str | None = base + "/get_reward"
             self.model = None
@@ -87,7 +98,10 @@ class RewardClient:
             for i, (r, p) in enumerate(zip(rollouts, prompts, strict=True))
         ]
         assert self.model is not None
-        return [reward_of(lab, self.reward_labels) for lab in self.model.score_items(items)]
+        labels = self.model.score_items(items)
+        if self.audit is not None:
+            self.audit.offer(items, labels)  # draws and queues; never waits for the judge
+        return [reward_of(lab, self.reward_labels) for lab in labels]
 
     def _remote(self, rollouts: list[Rollout], prompts: list[Rollout | None]) -> list[float]:
         import httpx

@@ -61,6 +61,7 @@ def reward_func(
     reward: list[str] | None = None,
     token: str | None = None,
     chat_template: str | None = None,
+    audit: Any = None,
 ) -> TinyjudgeReward:
     """A TRL reward function backed by a tinyjudge reward model or server.
 
@@ -71,7 +72,10 @@ def reward_func(
             rubric's ``positive`` labels; for ``compliance`` that rewards refusing).
         token: the server's bearer token.
         chat_template: how plain-text prompts in a chat template are read.
+        audit: an :class:`~tinyjudge.cascade.AuditSampler` sent a sample of the
+            scored rollouts (a model directory only), e.g.
+            ``audit_sampler(load_model(d), "gpt-4o", rate=0.05)``.
     """
     return TinyjudgeReward(
-        RewardClient(model_dir_or_url, reward, token, chat_template=chat_template)
+        RewardClient(model_dir_or_url, reward, token, chat_template=chat_template, audit=audit)
     )

@@ -56,7 +56,9 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'tinyjudge.serve' has no attribute {name!r}")
 
 
-def run_server(model: Scorer, options: ServerOptions | None = None, **changes: Any) -> None:
+def run_server(
+    model: Scorer, options: ServerOptions | None = None, *, audit: Any = None, **changes: Any
+) -> None:
     """Serve ``model`` until interrupted.
 
     Args:
@@ -64,6 +66,7 @@ def run_server(model: Scorer, options: ServerOptions | None = None, **changes: A
         options: how to listen and answer (:class:`ServerOptions`, checked when made:
             a non-loopback ``host`` needs a token of 16 characters or more, unless
             ``insecure_no_token``).
+        audit: an :class:`~tinyjudge.cascade.AuditSampler` watching the scored rollouts.
         **changes: fields of :class:`ServerOptions` to set on ``options``.
     """
     from tinyjudge._listen import serve_app
@@ -80,7 +83,7 @@ def run_server(model: Scorer, options: ServerOptions | None = None, **changes: A
             opts.host,
         )
     serve_app(
-        create_app(model, opts),
+        create_app(model, opts, audit=audit),
         host=opts.host,
         port=opts.port,
         header_timeout_s=opts.header_timeout_s,

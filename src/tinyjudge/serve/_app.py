@@ -12,7 +12,7 @@ import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
@@ -29,6 +29,9 @@ from ._guard import Guard
 from ._metrics import Metrics
 from ._options import ServerOptions
 from ._rollouts import Rollout, Scorer, read_item, read_rollout, reward_labels_for, reward_of
+
+if TYPE_CHECKING:
+    from tinyjudge.cascade import AuditSampler
 
 __all__ = ["create_app"]
 
@@ -126,13 +129,22 @@ def _validated(model: type[Body], body: bytes) -> Body:
         raise Refusal(422, "malformed JSON: nested too deep to read") from None
 
 
-def create_app(model: Scorer, options: ServerOptions | None = None, **changes: Any) -> FastAPI:
+def create_app(
+    model: Scorer,
+    options: ServerOptions | None = None,
+    *,
+    audit: AuditSampler | None = None,
+    **changes: Any,
+) -> FastAPI:
     """Build the reward server around a loaded reward model.
 
     Args:
         model: a reward model, e.g. ``tinyjudge.distill.load_model(dir)``
             (calibrated when its directory holds a calibrator).
         options: how it answers (:class:`ServerOptions`); default ones when None.
+        audit: a :class:`~tinyjudge.cascade.AuditSampler` that gets every scored
+            batch (it samples and judges in the background; a reward never waits);
+            ``/health`` and ``/metrics`` then report its agreement.
         **changes: fields of :class:`ServerOptions` to set on ``options``
             (``create_app(model, token=..., max_items=...)``).
 
@@ -157,6 +169,8 @@ def create_app(model: Scorer, options: ServerOptions | None = None, **changes: A
         await batcher.start()
         yield
         await batcher.stop()
+        if audit is not None:
+            audit.close()
 
     app = FastAPI(title=f"tinyjudge reward server ({model.name})", lifespan=lifespan)
     app.state.metrics = metrics
@@ -216,9 +230,12 @@ def create_app(model: Scorer, options: ServerOptions | None = None, **changes: A
             return JSONResponse({"detail": e.detail}, status_code=e.status)
         metrics.observe_unread(sum(unread, Unread()))
         try:
-            return await batcher.submit(items), unread
+            labels = await batcher.submit(items)
         except Exception as e:  # one bad batch answers 500 and the server goes on
             return JSONResponse({"detail": f"scoring failed: {type(e).__name__}: {e}"}, 500)
+        if audit is not None:
+            audit.offer(items, labels)  # draws and queues without waiting
+        return labels, unread
 
     body_schema = {"requestBody": {"required": True, "content": {"application/json": {}}}}
 
@@ -253,10 +270,14 @@ def create_app(model: Scorer, options: ServerOptions | None = None, **changes: A
     @app.get("/health")
     async def health() -> dict[str, Any]:
         what = {"labels": reward_labels, "rubric": rubric.id if rubric is not None else None}
-        return {"status": "ok", "model": model.name, "reward": what}
+        answer: dict[str, Any] = {"status": "ok", "model": model.name, "reward": what}
+        if audit is not None:
+            answer["audit"] = audit.state().to_dict()
+        return answer
 
     @app.get("/metrics")
     async def prom() -> PlainTextResponse:
-        return PlainTextResponse(metrics.render(), media_type="text/plain; version=0.0.4")
+        text = metrics.render() + (audit.state().prometheus() if audit is not None else "")
+        return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     return app

@@ -1,0 +1,63 @@
+"""``serve`` audits itself: a sampled quarter of live traffic goes to a replayed judge."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+
+from tinyjudge.cascade import AuditSampler
+from tinyjudge.judge import Judge, replay_server
+from tinyjudge.records import Item
+from tinyjudge.serve import create_app
+
+from .conftest import running
+
+
+def _stripped(item: Item) -> Item:
+    """The item as the server's reader keeps it (text without edge whitespace), so that the
+    replay server recognises the prompts the audit judge is sent."""
+    messages = [m.model_copy(update={"content": m.text.strip()}) for m in item.messages]
+    return item.model_copy(update={"messages": messages})
+
+
+def test_health_and_metrics_report_the_agreement_of_a_sampled_quarter(
+    linear_model, xstest_items_labels
+) -> None:
+    items, labels = xstest_items_labels
+    gpt4 = {lab.item_id: lab for lab in labels if lab.source == "judge:gpt-4"}
+    items = [_stripped(it) for it in items if it.id in gpt4 and gpt4[it.id].status == "ok"][:240]
+    with replay_server(list(gpt4.values()), "judge:gpt-4", items=items, rubric="compliance") as srv:
+        judge = Judge("compliance", "replay-gpt-4", base_url=srv.base_url)
+        sampler = AuditSampler(judge, rate=0.25, seed=7, baseline=0.5)
+        rewards = {}
+        with running(create_app(linear_model, audit=sampler)) as url, httpx.Client() as client:
+            for start in range(0, len(items), 30):  # live traffic: batch after batch
+                batch = items[start : start + 30]
+                body = {"items": [it.model_dump(mode="json", exclude_none=True) for it in batch]}
+                r = client.post(f"{url}/score", json=body, timeout=30)
+                assert r.status_code == 200, r.text
+                rewards.update({lab["item_id"]: lab["label"] for lab in r.json()["labels"]})
+            deadline = time.monotonic() + 60
+            while True:
+                audit = client.get(f"{url}/health", timeout=10).json()["audit"]
+                if audit["pending"] == 0 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+            metrics = client.get(f"{url}/metrics", timeout=10).text
+        judged = set(srv.calls_by_item)
+    assert len(rewards) == len(items)
+    assert audit["pending"] == 0 and audit["judged"] == len(judged) == audit["sampled"]
+    assert 0.15 < len(judged) / len(items) < 0.35  # a quarter of the traffic, drawn at random
+    expected = sum(rewards[i] == gpt4[i].label for i in judged) / len(judged)
+    assert abs(audit["agreement"] - expected) < 1e-9
+    low, high = audit["interval"]
+    assert low < high and low <= expected <= high and audit["baseline"] == 0.5
+    assert f"tinyjudge_audit_judged {len(judged)}" in metrics
+    assert "tinyjudge_audit_agreement " in metrics
+
+
+def test_without_an_audit_health_has_none(linear_model) -> None:
+    with running(create_app(linear_model)) as url:
+        health = httpx.get(f"{url}/health", timeout=10).json()
+    assert "audit" not in health
