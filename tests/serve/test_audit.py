@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
 import time
+from pathlib import Path
 
 import httpx
 
@@ -61,3 +63,43 @@ def test_without_an_audit_health_has_none(linear_model) -> None:
     with running(create_app(linear_model)) as url:
         health = httpx.get(f"{url}/health", timeout=10).json()
     assert "audit" not in health
+
+
+def test_the_serve_command_audits_with_its_flags(
+    linear_model, xstest_items_labels, tmp_path: Path
+) -> None:
+    from support import tinyjudge_command
+
+    from .conftest import free_port
+
+    items, labels = xstest_items_labels
+    gpt4 = {lab.item_id: lab for lab in labels if lab.source == "judge:gpt-4"}
+    items = [_stripped(it) for it in items if it.id in gpt4 and gpt4[it.id].status == "ok"][:120]
+    model_dir = linear_model.save(tmp_path / "rm")
+    port = free_port()
+    with replay_server(list(gpt4.values()), "judge:gpt-4", items=items, rubric="compliance") as srv:
+        args = ["serve", model_dir, "--port", port, "--audit-model", "replay-gpt-4",
+                "--audit-base-url", srv.base_url, "--audit-rate", "0.25"]  # fmt: skip
+        proc = subprocess.Popen([*tinyjudge_command(), *map(str, args)], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)  # fmt: skip
+        try:
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    httpx.get(f"{url}/health", timeout=2)
+                    break
+                except httpx.HTTPError:
+                    assert proc.poll() is None and time.monotonic() < deadline, "no server"
+                    time.sleep(0.1)
+            body = {"items": [it.model_dump(mode="json", exclude_none=True) for it in items]}
+            assert httpx.post(f"{url}/score", json=body, timeout=60).status_code == 200
+            while (audit := httpx.get(f"{url}/health", timeout=5).json()["audit"])["pending"]:
+                assert time.monotonic() < deadline + 60
+                time.sleep(0.1)
+        finally:
+            proc.terminate()
+            printed, _ = proc.communicate(timeout=20)
+        judged = set(srv.calls_by_item)
+    assert "auditing 25.0% of rollouts with judge:replay-gpt-4" in printed
+    assert audit["judged"] == len(judged) > 0 and audit["interval"] is not None
