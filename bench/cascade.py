@@ -14,6 +14,10 @@ halves. On each split the threshold is chosen on the calibration half by
 - ``judge_per_1000``: judge verdicts per 1,000 items (judge only: 1,000),
 - ``kept_agreement``: the mean agreement on the kept test items (splits that keep some).
 
+SYCON is also measured with each answering model held out in turn (trained on the other
+three models' answers to the same questions; calibration and test split by question within
+the held-out model; figures averaged over the four): a policy's new answers to known prompts.
+
 References: the judge whose labels trained the model (XSTest: GPT-4; SYCON: GPT-4o), and
 people (XSTest's ``human:final``; SYCON has no people's labels). Also the coverage curve of
 one split per set (share kept against agreement on the test half, the guaranteed point at
@@ -21,6 +25,9 @@ target 0.95 marked), drawn to ``--png`` (the README's picture).
 
     flock /tmp/tinyjudge-heavy.lock nice -n 10 .venv/bin/python bench/cascade.py \
         --png docs/img/cascade_curve.png
+
+``--tier probe`` trains the frozen-encoder probe instead (MiniLM, offline weights); each
+tier's figures are kept under its name in the JSON file.
 
 ``--smoke`` runs 2 splits on XSTest's first 300 replies and SYCON's first 40 turns per
 answering model; its figures mean nothing.
@@ -40,7 +47,7 @@ import numpy as np
 
 from tinyjudge.cascade import choose_threshold
 from tinyjudge.datasets.importers import run_import
-from tinyjudge.distill import LinearRM, group_keys
+from tinyjudge.distill import group_keys, make_model
 from tinyjudge.records import Item, index_labels
 
 RESULTS = Path(__file__).parent / "results" / "cascade.json"
@@ -95,7 +102,7 @@ def score_set(
     train_p = set(prompts[: int(args.train * len(prompts))])
     train = [it for it, g in zip(items, groups, strict=True) if g in train_p]
     held = [i for i, g in enumerate(groups) if g not in train_p]
-    model = LinearRM(rubric).fit(train, [labels[teacher][it.id] for it in train])
+    model = make_model(args.tier, rubric).fit(train, [labels[teacher][it.id] for it in train])
     held_items = [items[i] for i in held]
     P = model.predict_proba(held_items)
     refs = {teacher: np.array([labels[teacher][it.id] for it in held_items], dtype=object)}
@@ -105,6 +112,39 @@ def score_set(
     return Scored(name, groups[held], P.max(axis=1),
                   np.array(model.classes_, dtype=object)[P.argmax(axis=1)], refs,
                   len(train))  # fmt: skip
+
+
+def score_held_out_models(root: Path, teacher: str, rubric: str, args: Any) -> list[Scored]:
+    """SYCON with each answering model held out in turn: trained on the others' answers."""
+    items, labels, key = _load(root, "sycon", args.smoke)
+    items = [it for it in items if it.id in labels[teacher]]
+    out = []
+    for m in sorted({str(it.metadata.get("answering_model")) for it in items}):
+        train = [it for it in items if str(it.metadata.get("answering_model")) != m]
+        held = [it for it in items if str(it.metadata.get("answering_model")) == m]
+        model = make_model(args.tier, rubric).fit(train, [labels[teacher][it.id] for it in train])
+        P = model.predict_proba(held)
+        refs = {teacher: np.array([labels[teacher][it.id] for it in held], dtype=object)}
+        out.append(Scored(f"sycon without {m}", np.array(group_keys(held, key), dtype=object),
+                          P.max(axis=1), np.array(model.classes_, dtype=object)[P.argmax(axis=1)],
+                          refs, len(train)))  # fmt: skip
+    return out
+
+
+def pooled(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The mean of several settings' figures (one per held-out answering model)."""
+    out: dict[str, Any] = {"settings": len(rows), "n_items": sum(r["n_items"] for r in rows)}
+    out["agreement_all"] = float(np.mean([r["agreement_all"] for r in rows]))
+    out["targets"] = {}
+    for t in rows[0]["targets"]:
+        per = [r["targets"][t] for r in rows]
+        out["targets"][t] = {
+            k: (float(np.nanmean([p[k] if p[k] is not None else np.nan for p in per]))
+                if any(p[k] is not None for p in per) else None)
+            for k in per[0]
+        }  # fmt: skip
+    out["per_model"] = rows
+    return out
 
 
 def run_splits(s: Scored, reference: str, args: Any) -> dict[str, Any]:
@@ -205,6 +245,7 @@ def main() -> None:
     ap.add_argument("--train", type=float, default=0.4, help="share of prompts that train")
     ap.add_argument("--delta", type=float, default=0.1)
     ap.add_argument("--seed", type=int, default=0, help="the training split's seed")
+    ap.add_argument("--tier", default="linear", choices=("linear", "probe"))
     ap.add_argument("--smoke", action="store_true", help="2 splits on a few items (a test)")
     args = ap.parse_args()
     if args.smoke:
@@ -227,11 +268,19 @@ def main() -> None:
                       f"guaranteed {r['guaranteed']:.2f} kept {r['kept']:.3f} "
                       f"judge/1000 {r['judge_per_1000']:.0f}")  # fmt: skip
         curves[name] = curve(s, teacher, args.delta)
+        if name == "sycon":  # the same questions trained on, a new answering model
+            rows = [run_splits(one, teacher, args) for one in
+                    score_held_out_models(args.data, teacher, rubric, args)]  # fmt: skip
+            results["sycon vs judge, answering model held out"] = pooled(rows)
+            for t, r in results["sycon vs judge, answering model held out"]["targets"].items():
+                print(f"sycon, model held out, target {t}: validity {r['validity']:.2f} "
+                      f"guaranteed {r['guaranteed']:.2f} kept {r['kept']:.3f} "
+                      f"judge/1000 {r['judge_per_1000']:.0f}")  # fmt: skip
     meta = {
         "splits": args.splits,
         "train_share": args.train,
         "delta": args.delta,
-        "tier": "linear",
+        "tier": args.tier,
         "smoke": args.smoke,
         "seconds": round(time.time() - t0, 1),
         "machine": platform.machine(),
@@ -240,6 +289,12 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     payload = {"meta": meta, "results": results,
                "curves": {k: {"point": v["point"]} for k, v in curves.items()}}  # fmt: skip
+    if args.out.exists() and not args.smoke:  # one file, one entry per tier
+        old = json.loads(args.out.read_text())
+        old = old if "meta" not in old else {old["meta"]["tier"]: old}
+        payload = {**old, args.tier: payload}
+    else:
+        payload = {args.tier: payload}
     args.out.write_text(json.dumps(payload, indent=2) + "\n")
     if args.png is not None:
         draw(curves, args.png)
