@@ -223,3 +223,28 @@ def test_label_records_keep_decided_by_and_refuse_unknown_fields() -> None:
     assert Label.model_validate_json(lab.model_dump_json()).decided_by == "rm:m"
     with pytest.raises(ValueError, match="decided"):
         Label(item_id="a", rubric="r", source="s", label="x", decidedby="rm:m")  # type: ignore[call-arg]
+
+
+def test_cli_with_a_judge_caches_in_the_out_folder_and_resumes(
+    split: Split, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    model_dir = split.model.save(tmp_path / "rm")
+    items, calib = tmp_path / "items.jsonl", tmp_path / "calibration.jsonl"
+    write_jsonl(items, split.items)
+    write_jsonl(calib, split.calibration)
+    gpt4 = [lab for lab in split.labels if lab.source == "judge:gpt-4"]
+    report = [it for it in split.items if it.id in split.report_ids]
+    out = tmp_path / "cascade"
+    for run in (1, 2):
+        with replay_server(gpt4, "judge:gpt-4", items=report, rubric="compliance") as srv:
+            rc, stdout, err = _cli(monkeypatch, capsys, "cascade", model_dir, items,
+                                   "--calibration", calib, "--reference", "judge:gpt-4",
+                                   "--target", "0.9", "--judge-model", "replay-gpt-4",
+                                   "--base-url", srv.base_url, "--out", out)  # fmt: skip
+            calls = srv.calls
+        assert rc == 0, err
+        figures = json.loads((out / "cascade.json").read_text())
+        assert figures["judge_calls"] == calls == (figures["escalated"] if run == 1 else 0)
+    assert (out / "judge.cache.sqlite").is_file() and figures["judge"]["cache_hits"] > 0
+    labels = read_labels(out / "labels.jsonl")
+    assert {lab.decided_by for lab in labels} == {"rm:compliance-linear", "judge:replay-gpt-4"}
