@@ -210,7 +210,7 @@ def curve(s: Scored, reference: str, delta: float, target: float = 0.95) -> dict
     return {"share": (n / len(order)).tolist(), "agreement": agreement.tolist(), "point": point}
 
 
-def draw(curves: dict[str, dict[str, Any]], path: Path, target: float = 0.95) -> None:
+def draw(curves: dict[str, dict[str, Any]], path: Path, tier: str, target: float = 0.95) -> None:
     """One panel per set: the coverage curve and the guaranteed point."""
     import matplotlib
 
@@ -225,9 +225,11 @@ def draw(curves: dict[str, dict[str, Any]], path: Path, target: float = 0.95) ->
             p = c["point"]
             ax.plot([p["kept"]], [p["agreement"]], "o", color="C3",
                     label=f"guaranteed threshold: keeps {p['kept']:.0%}")  # fmt: skip
+        else:
+            ax.text(0.5, 0.55, f"no threshold can guarantee {target}", ha="center")
         ax.set_xlabel("share of items the reward model keeps")
         ax.set_ylabel("agreement with the judge on kept items")
-        ax.set_title(name)
+        ax.set_title(f"{name}, {tier} tier: the test half of split 1")
         ax.set_ylim(0.5, 1.01)
         ax.legend(loc="lower left", fontsize=8)
     fig.tight_layout()
@@ -297,7 +299,7 @@ def main() -> None:
         payload = {args.tier: payload}
     args.out.write_text(json.dumps(payload, indent=2) + "\n")
     if args.png is not None:
-        draw(curves, args.png)
+        draw(curves, args.png, args.tier)
     print(f"-> {args.out} ({meta['seconds']} s)")
 
 
