@@ -14,7 +14,7 @@ writes a hint: what the agent should have been told at that step. This package
 """
 
 from ._config import HintFormat, HintFrom, HintsConfig
-from ._dataset import HintRows, Leak, derangement, hint_rows, trl_dataset
+from ._dataset import HintRows, Leak, derangement, hint_rows, shuffle_hints, trl_dataset
 from ._effect import HintEffect, hint_effect, teacher_prompt
 from ._export import HintExport, export_hints, hint_records
 from ._rows import Refused
@@ -30,6 +30,7 @@ __all__ = [
     "hint_rows",
     "trl_dataset",
     "derangement",
+    "shuffle_hints",
     "hint_effect",
     "HintEffect",
     "teacher_prompt",

@@ -26,7 +26,15 @@ from ._rows import Refused, Target, find_target, fold_prompt, message_dict
 if TYPE_CHECKING:
     from datasets import Dataset
 
-__all__ = ["HintRows", "Leak", "hint_rows", "trl_dataset", "derangement", "hint_message"]
+__all__ = [
+    "HintRows",
+    "Leak",
+    "hint_rows",
+    "trl_dataset",
+    "derangement",
+    "shuffle_hints",
+    "hint_message",
+]
 
 
 @dataclass(frozen=True)
@@ -143,8 +151,8 @@ def hint_rows(
         row = _row(lab, text, step, by_id.get(lab.item_id), config, out, rubrics)
         if row is not None:
             out.rows.append(row)
-    if config.control == "shuffled" and len(out.rows) >= 2:
-        _shuffle(out.rows, config)
+    if config.control == "shuffled":
+        out.rows = shuffle_hints(out.rows, config.seed)
     return out
 
 
@@ -217,14 +225,23 @@ def _completion(item: Item, target: Target) -> dict[str, Any] | None:
     return answer
 
 
-def _shuffle(rows: list[dict[str, Any]], config: HintsConfig) -> None:
-    order = derangement(len(rows), config.seed)
-    hints = [(rows[j]["privileged_context"], rows[j]["item_id"], rows[j]["step"]) for j in order]
-    for row, (hint, item_id, step) in zip(rows, hints, strict=True):
-        row["privileged_context"] = hint
-        row["hint_item_id"], row["hint_step"] = item_id, step  # where the hint was written
+def shuffle_hints(rows: list[dict[str, Any]], seed: int = 0) -> list[dict[str, Any]]:
+    """The rows with their hints permuted across rows, for the control run.
+
+    Every row gets another row's hint (a derangement, for 2 or more rows), so a gain
+    that survives the shuffle comes from having any extra context, not from the hint.
+    ``hint_item_id`` and ``hint_step`` say where each hint was written; ``hinted_prompt``
+    is rebuilt with the moved hint.
+    """
+    order = derangement(len(rows), seed) if len(rows) >= 2 else list(range(len(rows)))
+    out = []
+    for row, j in zip(rows, order, strict=True):
+        moved = {**row, "privileged_context": rows[j]["privileged_context"]}
+        moved["hint_item_id"], moved["hint_step"] = rows[j]["item_id"], rows[j]["step"]
         if "hinted_prompt" in row:
-            row["hinted_prompt"] = [*row["prompt"], hint_message(hint)]
+            moved["hinted_prompt"] = [*row["prompt"], hint_message(moved["privileged_context"])]
+        out.append(moved)
+    return out
 
 
 def trl_dataset(

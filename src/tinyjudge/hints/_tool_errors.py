@@ -39,9 +39,7 @@ def tool_error_hints(items: Iterable[Item], max_error_chars: int = 200) -> list[
     """
     out = []
     for item in items:
-        calls = {
-            c.id: c.function.name for m in item.messages for c in (m.tool_calls or []) if c.id
-        }
+        calls = {c.id: c.function.name for m in item.messages for c in (m.tool_calls or []) if c.id}
         tools = sorted(set(calls.values()))
         for i in _failed(item):
             tool = calls.get(item.messages[i].tool_call_id or "", "the tool")
