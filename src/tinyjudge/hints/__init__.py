@@ -15,7 +15,7 @@ writes a hint: what the agent should have been told at that step. This package
 
 from ._config import HintFormat, HintFrom, HintsConfig
 from ._dataset import HintRows, Leak, derangement, hint_rows, shuffle_hints, trl_dataset
-from ._effect import HintEffect, hint_effect, teacher_prompt
+from ._effect import FEEDBACK, REPROMPT, HintEffect, hint_effect, teacher_prompt
 from ._export import HintExport, export_hints, hint_records
 from ._rows import Refused
 from ._tool_errors import TOOL_ERROR_SOURCE, tool_error_hints
@@ -34,6 +34,8 @@ __all__ = [
     "hint_effect",
     "HintEffect",
     "teacher_prompt",
+    "REPROMPT",
+    "FEEDBACK",
     "HintExport",
     "hint_records",
     "export_hints",
