@@ -9,7 +9,8 @@ Two sources of hinted steps:
 
 For each: rows written, rows refused and why, hints flagged as copying the expected
 answer (``metadata`` targets, rubric references), the median prompt length in tokens
-(the rows' prompts as the policy's chat template renders them, and as words), and the
+(the rows' prompts as the tiny policy's chat template renders them, under a real released
+vocabulary, all-MiniLM-L6-v2's WordPiece, and as words), and the
 mean hint effect on the given answer (``hint_effect``: per-token log-probability with the
 hint minus without, averaged over the answer, then over rows) next to the same rows with
 the hints shuffled across items. The policy is a tiny Qwen2 built from a config with a
@@ -56,6 +57,20 @@ def _prompt_tokens(tok: Any, rows: list[dict[str, Any]]) -> list[int]:
 
 def _words(rows: list[dict[str, Any]]) -> list[int]:
     return [sum(len(str(m["content"]).split()) for m in r["prompt"]) for r in rows]
+
+
+def _wordpiece(rows: list[dict[str, Any]]) -> list[int] | None:
+    """Prompt tokens under a real released vocabulary (all-MiniLM-L6-v2's WordPiece)."""
+    from transformers import AutoTokenizer
+
+    from tinyjudge.distill import resolve_encoder
+
+    try:
+        tok = AutoTokenizer.from_pretrained(resolve_encoder("all-MiniLM-L6-v2"))
+    except OSError:  # the package that carries it offline is not installed
+        return None
+    text = ["\n".join(str(m["content"]) for m in r["prompt"]) for r in rows]
+    return [len(ids) for ids in tok(text, add_special_tokens=False)["input_ids"]]
 
 
 def _summary(got: HintRows) -> dict[str, Any]:
@@ -127,6 +142,9 @@ def main() -> None:
             if got.rows:
                 figures["median_prompt_tokens"] = statistics.median(_prompt_tokens(tok, got.rows))
                 figures["median_prompt_words"] = statistics.median(_words(got.rows))
+                wordpiece = _wordpiece(got.rows)
+                if wordpiece is not None:
+                    figures["median_prompt_tokens_minilm_wordpiece"] = statistics.median(wordpiece)
             # evenly spread rows: the effect does not depend on which end of the file
             step = max(1, len(got.rows) // n_effect)
             picked = got.rows[::step][:n_effect]
