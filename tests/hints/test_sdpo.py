@@ -46,8 +46,14 @@ def test_sdpo_trains_two_steps_on_the_hints_and_the_control_moves_them(tmp_path:
     ex = _example()
     data = _data()
     rm_dir = ex.reward_model(data, tmp_path / "rm")
-    rows = ex.shortest(ex.hinted_rows(data), 4)
+    every = ex.hinted_rows(data)
+    tau = [r for r in every if r["item_id"].startswith("tau_bench:")]
+    # two steps after failed tool calls (tool turns in the prompt) and two people-blamed steps
+    rows = ex.shortest(tau, 2) + ex.shortest([r for r in every if r not in tau], 2)
     assert len({r["item_id"] for r in rows}) == 4
+    for r in rows[:2]:
+        assert any(m.get("tool_calls") for m in r["prompt"])
+        assert r["prompt"][-1]["content"].startswith("[tool result of ")
 
     result = ex.train(rows, rm_dir, tmp_path / "run", steps=2)
     logs = [h for h in result["logs"] if "self_distillation/distillation_loss" in h]
@@ -70,8 +76,8 @@ def test_sdpo_trains_two_steps_on_the_hints_and_the_control_moves_them(tmp_path:
         assert row["privileged_context"] in teacher
         assert "feedback from your unsuccessful earlier attempt" in teacher
 
-    control = ex.shortest(ex.hinted_rows(data, control="shuffled"), 4)
-    assert [r["item_id"] for r in control] == [r["item_id"] for r in rows]
+    moved_all = {(r["item_id"], r["step"]): r for r in ex.hinted_rows(data, control="shuffled")}
+    control = [moved_all[(r["item_id"], r["step"])] for r in rows]
     own = {r["item_id"]: r["privileged_context"] for r in rows}
     assert all(r["privileged_context"] != own[r["item_id"]] for r in control)
     moved = ex.train(control, rm_dir, tmp_path / "control", steps=2)

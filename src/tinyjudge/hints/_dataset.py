@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
 
@@ -113,7 +114,7 @@ def _rubric(name: str, cache: dict[str, Rubric | None]) -> Rubric | None:
     if name not in cache:
         try:
             cache[name] = load_rubric(name)
-        except Exception:  # a custom rubric not at hand: its references are not checked
+        except TinyjudgeError:  # a custom rubric not at hand: its references are not checked
             cache[name] = None
     return cache[name]
 
