@@ -34,11 +34,12 @@ def _data() -> Path:
     pytest.skip("who_and_when and tau_bench: neither ../shared/data nor the bundled slices")
 
 
-def _row_of(teacher: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The row whose prompt's last user turn the teacher's prompt was built from."""
+def _rows_of(teacher: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows whose prompt's last user turn the teacher's prompt was built from (two
+    trials of one tau-bench task can end on the same failed call)."""
     found = [r for r in rows if str(r["prompt"][-1]["content"])[-60:] in teacher]
-    assert len(found) >= 1, teacher[-300:]
-    return found[0]
+    assert found, teacher[-300:]
+    return found
 
 
 def test_sdpo_trains_two_steps_on_the_hints_and_the_control_moves_them(tmp_path: Path) -> None:
@@ -71,9 +72,9 @@ def test_sdpo_trains_two_steps_on_the_hints_and_the_control_moves_them(tmp_path:
     model = load_model(rm_dir)
     assert model.rubric.id == "task_success"
     # every teacher prompt holds its own row's hint, in TRL's feedback template
+    assert len(result["teacher"]) == 8
     for teacher in result["teacher"]:
-        row = _row_of(teacher, rows)
-        assert row["privileged_context"] in teacher
+        assert any(r["privileged_context"] in teacher for r in _rows_of(teacher, rows))
         assert "feedback from your unsuccessful earlier attempt" in teacher
 
     moved_all = {(r["item_id"], r["step"]): r for r in ex.hinted_rows(data, control="shuffled")}
@@ -81,9 +82,12 @@ def test_sdpo_trains_two_steps_on_the_hints_and_the_control_moves_them(tmp_path:
     own = {r["item_id"]: r["privileged_context"] for r in rows}
     assert all(r["privileged_context"] != own[r["item_id"]] for r in control)
     moved = ex.train(control, rm_dir, tmp_path / "control", steps=2)
+    assert len(moved["teacher"]) == 8
     for teacher in moved["teacher"]:
-        row = _row_of(teacher, control)
-        assert row["privileged_context"] in teacher and own[row["item_id"]] not in teacher
+        assert any(
+            r["privileged_context"] in teacher and own[r["item_id"]] not in teacher
+            for r in _rows_of(teacher, control)
+        )
 
 
 def test_the_teacher_prompt_is_trls() -> None:
