@@ -54,6 +54,10 @@ PLAN: dict[str, tuple[list[str], tuple[str, ...], str]] = {
         ["--data", "{data}", "--out", "{out}/estimate_validity.json"], ("xstest",),
         "estimate_validity.json",
     ),
+    "hints": (
+        ["--data", "{data}", "--out", "{out}/hints.json"], ("tau_bench", "who_and_when"),
+        "hints.json",
+    ),
     "hostile_text": (["--out", "{out}/hostile_text.json"], (), "hostile_text.json"),
     "judge_throughput": (
         ["--port", "{port}", "--out", "{out}/judge_throughput.json"], (), "judge_throughput.json"

@@ -24,7 +24,7 @@ NOTEBOOK_DIR = REPO / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 KERNEL = "tinyjudge-test"
 # Notebooks that read ../shared/data; each must also run, skipping what is absent, without it.
-USES_SHARED_DATA = ("02_audit_a_judge.ipynb", "03_cheap_scoring.ipynb")
+USES_SHARED_DATA = ("02_audit_a_judge.ipynb", "03_cheap_scoring.ipynb", "06_hints.ipynb")
 # Committed with the outputs of a full run (``make notebooks`` refreshes them), so that a
 # reader on GitHub sees what each step gives; the others are committed clean.
 WITH_OUTPUTS = ("04_your_agent_transcripts.ipynb",)
@@ -74,12 +74,13 @@ def outputs(nb: nbformat.NotebookNode, kind: str) -> list[str]:
     return found
 
 
-def test_there_are_four_notebooks() -> None:
+def test_the_notebooks_are_these() -> None:
     assert [p.name for p in NOTEBOOKS] == [
         "01_quickstart.ipynb",
         "02_audit_a_judge.ipynb",
         "03_cheap_scoring.ipynb",
         "04_your_agent_transcripts.ipynb",
+        "06_hints.ipynb",
     ]
 
 

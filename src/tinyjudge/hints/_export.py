@@ -16,7 +16,7 @@ from tinyjudge.datasets.jsonl import read_jsonl, write_jsonl
 from tinyjudge.errors import DataError
 from tinyjudge.records import Label
 
-__all__ = ["HintExport", "hint_records", "export_hints"]
+__all__ = ["HintExport", "hint_of", "hint_records", "export_hints"]
 
 
 class HintExport(NamedTuple):
@@ -37,21 +37,38 @@ class HintExport(NamedTuple):
     bad: list[DataError]
 
 
-def hint_records(labels: Iterable[Label]) -> Iterator[dict[str, Any]]:
+def hint_of(label: Label, hint_from: str = "hint") -> tuple[str | None, int | None]:
+    """A label's hint text and the step it targets.
+
+    ``hint_from="rationale"`` reads the rationale as the hint (e.g. Who&When's
+    people-written mistake reasons) at the label's step.
+    """
+    if hint_from == "rationale":
+        return label.rationale, label.step
+    if label.hint is None:
+        return None, label.step
+    return label.hint.text, label.hint.step if label.hint.step is not None else label.step
+
+
+def hint_records(labels: Iterable[Label], hint_from: str = "hint") -> Iterator[dict[str, Any]]:
     """One ``{item_id, step, hint, source, rubric}`` dict per label carrying a hint.
 
     The step is the hint's own step when it names one, else the label's step
     (the step the verdict points at); None when neither does. Unscored labels
     and blank hints are passed over.
+
+    Args:
+        labels: the labels.
+        hint_from: ``hint`` (the label's hint) or ``rationale`` (its rationale).
     """
     for lab in labels:
-        if lab.status != "ok" or lab.hint is None or not lab.hint.text.strip():
+        text, step = hint_of(lab, hint_from)
+        if lab.status != "ok" or text is None or not text.strip():
             continue
-        step = lab.hint.step if lab.hint.step is not None else lab.step
         yield {
             "item_id": lab.item_id,
             "step": step,
-            "hint": lab.hint.text,
+            "hint": text,
             "source": lab.source,
             "rubric": lab.rubric,
         }
@@ -64,6 +81,7 @@ def export_hints(
     source: str | None = None,
     rubric: str | None = None,
     skip_bad: bool = False,
+    hint_from: str = "hint",
 ) -> HintExport:
     """Write the hints in a labels JSONL file to ``out_path`` (atomically).
 
@@ -73,6 +91,7 @@ def export_hints(
         source: keep only labels of this source (e.g. ``judge:gpt-4o``).
         rubric: keep only labels under this rubric.
         skip_bad: report bad label lines and go on instead of raising at the first.
+        hint_from: ``hint`` or ``rationale`` (see :func:`hint_of`).
 
     Raises:
         DataError: a bad line in ``labels_path`` (``file:line``), unless ``skip_bad``.
@@ -87,9 +106,9 @@ def export_hints(
             counts["labels"] += 1
             if lab.status != "ok":
                 counts["unscored"] += 1
-            elif lab.hint is None or not lab.hint.text.strip():
+            elif not (hint_of(lab, hint_from)[0] or "").strip():
                 counts["without_hint"] += 1
             yield lab
 
-    written = write_jsonl(out_path, hint_records(kept()))
+    written = write_jsonl(out_path, hint_records(kept(), hint_from))
     return HintExport(written, counts["labels"], counts["without_hint"], counts["unscored"], bad)
