@@ -80,6 +80,7 @@ def test_the_notebooks_are_these() -> None:
         "02_audit_a_judge.ipynb",
         "03_cheap_scoring.ipynb",
         "04_your_agent_transcripts.ipynb",
+        "05_exploits.ipynb",
         "06_hints.ipynb",
     ]
 

@@ -61,6 +61,7 @@ VERBS = {
     "audit": "audit",
     "estimate": "estimate",
     "cascade": "cascade",
+    "exploit": "exploit",
     "serve": "serve",
     "hints": "hints",
     "label": "label",
