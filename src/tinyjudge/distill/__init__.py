@@ -17,6 +17,8 @@ from ._base import RewardModel
 from ._data import TrainingSet, data_hash, group_keys, grouped_split, training_set
 from ._distill import DistillResult, agreement, distill, score_file
 from ._embed import EmbeddingCache, FrozenEncoder, bf16_fast, bf16_speedup, resolve_encoder
+from ._ensemble import EnsembleRM
+from ._harden import HardenConfig, fit_hardened
 from ._linear import LinearRM
 from ._load import TIERS, check_model_dir, load_model, make_model
 from ._merge import export_merged
@@ -30,6 +32,9 @@ from ._transformer import EncoderRM, TransformerConfig, TransformerRM, bradley_t
 
 __all__ = [
     "RewardModel",
+    "HardenConfig",
+    "fit_hardened",
+    "EnsembleRM",
     "LinearRM",
     "ProbeRM",
     "TransformerRM",

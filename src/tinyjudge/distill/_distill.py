@@ -9,11 +9,14 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from tinyjudge._people_items import PEOPLE_KEY, people_digest
+from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label, unique_ids
 from tinyjudge.rubric import Rubric, load_rubric
 
 from ._base import RewardModel, batched
 from ._data import grouped_split, training_set
+from ._ensemble import ensemble_fit
+from ._harden import HardenConfig, fit_hardened
 from ._load import make_model
 from ._people import DEFAULT_PEOPLE_METHOD, fit_with_people, people_targets
 from ._split_checks import check_split
@@ -56,6 +59,7 @@ def distill(
     human_method: str = DEFAULT_PEOPLE_METHOD,
     human_weight: float | None = None,
     raters: Sequence[str] = (),
+    harden: bool | HardenConfig = False,
     **params: Any,
 ) -> DistillResult:
     """Fit a reward model on ``source``'s labels and validate it on held-out groups.
@@ -83,10 +87,22 @@ def distill(
         human_method: how the two are combined, one of ``PEOPLE_METHODS``.
         human_weight: the ``weighted`` method's weight of a person's row.
         raters: human rater sources for ``dawid-skene``.
+        harden: ``True`` (or a :class:`HardenConfig` with ``harden=True``) hardens
+            the model against exploits: label-preserving edits and the rubric's
+            claims, master keys, then adversarial rounds until the best exploit
+            on the validation split flips under ``harden_bound`` (see
+            :mod:`tinyjudge.distill._harden`); ``ensemble=K`` in the config fits
+            K members and serves their mean minus ``ensemble_risk`` spreads.
         **params: options of the tier's estimator (e.g. ``epochs=3`` for ``transformer``).
     """
     rubric = load_rubric(rubric)
+    hc = harden if isinstance(harden, HardenConfig) else HardenConfig(harden=bool(harden))
     if human is not None:
+        if hc.harden or hc.ensemble > 1:
+            raise UsageError(
+                "harden and ensemble are not supported with human labels yet; drop one",
+                param="harden",
+            )
         return _distill_with_people(
             items, labels, source, rubric, tier, group_by, val_fraction, seed,
             (human, human_method, human_weight, tuple(raters)), params,
@@ -94,14 +110,24 @@ def distill(
     ts = training_set(items, labels, source, rubric)
     train, val = grouped_split(ts.items, group_by, val_fraction, seed)
     check_split(ts.items, train, val, group_by)
-    model = make_model(tier, rubric, **params)
     val_items = [ts.items[i] for i in val]
-    if isinstance(model, TransformerRM):  # scored after each epoch, the best epoch kept
-        model.fit(
-            [ts.items[i] for i in train], ts.y_soft[train], eval_set=(val_items, ts.y_soft[val])
+
+    def fit(fit_items: list[Item], Y: np.ndarray) -> RewardModel:
+        one = make_model(tier, rubric, **params)
+        if isinstance(one, TransformerRM):  # scored after each epoch, the best epoch kept
+            return one.fit(fit_items, Y, eval_set=(val_items, ts.y_soft[val]))
+        return one.fit(fit_items, Y)
+
+    if hc.ensemble > 1:
+        fit = ensemble_fit(fit, hc)
+    train_items = [ts.items[i] for i in train]
+    record: dict[str, Any] | None = None
+    if hc.harden:
+        model, record = fit_hardened(
+            fit, train_items, ts.y_soft[train], val_items, rubric, hc, group_by
         )
     else:
-        model.fit([ts.items[i] for i in train], ts.y_soft[train])
+        model = fit(train_items, ts.y_soft[train])
     if not is_main_process():
         # Data-parallel: rank 0 alone validates (and saves); the others trained their shard.
         return DistillResult(model, {}, len(train), len(val), ts.n_unscored)
@@ -117,6 +143,8 @@ def distill(
             "validation": validation,
         }
     )
+    if record is not None:
+        model.card_["harden"] = record
     if source.startswith("human:"):  # people were the teacher: every training item counts
         model.card_[PEOPLE_KEY] = people_digest(ts.items[i].id for i in train)
     return DistillResult(model, validation, len(train), len(val), ts.n_unscored)
