@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from tinyjudge.datasets.importers import run_import
     from tinyjudge.distill import distill, load_model
     from tinyjudge.estimate import estimate_rate, estimate_rates
+    from tinyjudge.exploit import ExploitConfig, exploit, run_exploit
     from tinyjudge.judge import Judge
 
 __version__ = "0.1.0"
@@ -56,6 +57,9 @@ _LAZY = {
     "write_report": "tinyjudge.audit",
     "estimate_rate": "tinyjudge.estimate",
     "estimate_rates": "tinyjudge.estimate",
+    "exploit": "tinyjudge.exploit",
+    "run_exploit": "tinyjudge.exploit",
+    "ExploitConfig": "tinyjudge.exploit",
 }
 
 __all__ = [
@@ -85,6 +89,10 @@ __all__ = [
     "write_report",
     "estimate_rate",
     "estimate_rates",
+    # will RL hack the reward model? (``tinyjudge.exploit(model, items)`` calls run_exploit)
+    "exploit",
+    "run_exploit",
+    "ExploitConfig",
     # errors
     "TinyjudgeError",
     "DataError",

@@ -60,6 +60,7 @@ VERBS = {
     "calibrate": "calibrate",
     "audit": "audit",
     "estimate": "estimate",
+    "exploit": "exploit",
     "serve": "serve",
     "hints": "hints",
     "label": "label",

@@ -156,18 +156,30 @@ class RewardModelSpec(_Spec):
 
     ``params``: per tier, options used when ``distill`` is not given them
     (e.g. ``encoder: {epochs: 3, max_length: 256}``).
+
+    ``claims``: stock phrases that claim the rewarded behaviour without doing it
+    ("I must respectfully disagree"), which ``tinyjudge exploit`` puts in front of
+    answers: a list (claims of the ``positive`` labels) or a mapping from a label
+    to its claims (``full_compliance: ["Sure, here is"]``).
     """
 
     view: str = Field(default="window", json_schema_extra={"enum": list(VIEWS)})
     combine: Literal["last", "worst_answer"] = "last"
     references: bool = False
     params: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    claims: list[str] | dict[str, list[str]] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _check_view(self) -> RewardModelSpec:
         if self.view not in VIEWS:
             raise ValueError(f"field view: {self.view!r} is not one of {list(VIEWS)}")
         return self
+
+    def claims_for(self, label: str, positive: list[str]) -> list[str]:
+        """The claims of ``label``: its own under a mapping, the list for a positive label."""
+        if isinstance(self.claims, dict):
+            return list(self.claims.get(label, []))
+        return list(self.claims) if label in positive else []
 
 
 class Rubric(_Spec):
@@ -219,6 +231,10 @@ class Rubric(_Spec):
         ref_names = [r.name for r in self.references]
         if len(set(ref_names)) != len(ref_names):
             raise ValueError(f"field references: reference names are not unique: {ref_names}")
+        if isinstance(self.reward_model.claims, dict):
+            for key in self.reward_model.claims:
+                if key not in names:
+                    raise ValueError(f"field reward_model.claims: {key!r} is not one of {names}")
         if self.reward_model.references and not self.references:
             raise ValueError("field reward_model.references: the rubric names no references")
         if self.reward_model.combine == "worst_answer" and (

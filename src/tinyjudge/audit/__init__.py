@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tinyjudge.audit._report_data import with_exploit
 from tinyjudge.audit.agreement import (
     BootstrapCI,
     PairedLabels,
@@ -47,4 +48,5 @@ __all__: list[str] = [
     "build_report",
     "write_report",
     "AuditReport",
+    "with_exploit",
 ]

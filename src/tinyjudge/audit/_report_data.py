@@ -8,10 +8,14 @@ what the HTML templates render; :attr:`AuditReport.data` is the JSON written to
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, TypedDict
 
-__all__ = ["AuditReport", "AuditMeta", "SourceSummary", "PairRow"]
+from tinyjudge.errors import DataError
+
+__all__ = ["AuditReport", "AuditMeta", "SourceSummary", "PairRow", "with_exploit"]
 
 # One comparison of two sources (``a`` against ``b``): ``n``, the unscored and
 # one-sided counts, and each statistic with its ``<name>_ci``; JSON-ready.
@@ -63,6 +67,8 @@ class AuditReport:
         bias: the bias probes' section.
         estimates: the behaviour rates from each cheap source (``tinyjudge.estimate``).
         figures: PNG bytes by name (``reliability:<source>``), inlined in the HTML page.
+        exploit: an exploit audit of a reward model (``tinyjudge exploit``'s
+            ``exploit.json``), shown beside the agreement; see :func:`with_exploit`.
     """
 
     meta: AuditMeta
@@ -75,6 +81,7 @@ class AuditReport:
     bias: dict[str, Any]
     estimates: dict[str, Any]
     figures: dict[str, bytes] = field(default_factory=dict)
+    exploit: dict[str, Any] | None = None
 
     @property
     def data(self) -> dict[str, Any]:
@@ -89,7 +96,7 @@ class AuditReport:
             "calibration_notes": self.calibration_notes,
             "bias": self.bias,
             "estimates": self.estimates,
-        }
+        } | ({"exploit": self.exploit} if self.exploit is not None else {})
 
     @classmethod
     def from_data(
@@ -101,3 +108,34 @@ class AuditReport:
     def to_json(self) -> str:
         """``report.json``'s text: indented, non-ASCII kept, NaN refused."""
         return json.dumps(self.data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+# what an exploit.json holds at least (tinyjudge.exploit's ExploitReport.to_dict)
+_EXPLOIT_KEYS = ("model", "rubric", "target", "n_items", "n_elsewhere", "summary", "edits")
+
+
+def with_exploit(
+    report: AuditReport, exploit: dict[str, Any] | str | os.PathLike[str]
+) -> AuditReport:
+    """The report with an exploit audit's section (the dict, or an ``exploit.json`` path).
+
+    Raises:
+        DataError: the file cannot be read, is not JSON, or lacks an exploit audit's keys.
+    """
+    where = "exploit"
+    if not isinstance(exploit, dict):
+        where = str(exploit)
+        try:
+            exploit = json.loads(Path(exploit).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as e:
+            raise DataError(where, None, f"cannot read the exploit report ({e})") from None
+        except json.JSONDecodeError as e:
+            raise DataError(where, e.lineno, f"not JSON ({e.msg})") from None
+    if not isinstance(exploit, dict):
+        raise DataError(where, None, "an exploit report is a JSON object from `tinyjudge exploit`")
+    missing = [k for k in _EXPLOIT_KEYS if k not in exploit]
+    if missing:
+        raise DataError(
+            where, None, f"not an exploit report from `tinyjudge exploit`: no {missing[0]!r}"
+        )
+    return replace(report, exploit=exploit)

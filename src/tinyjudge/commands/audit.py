@@ -44,6 +44,11 @@ def command(
     seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
     model_dir: list[Path] = model_dir_option(),
     allow_overlap: bool = allow_overlap_option(),
+    exploit: Path = typer.Option(
+        None,
+        "--exploit",
+        help="an exploit.json from `tinyjudge exploit`: its section in the report",
+    ),
 ) -> None:
     """Agreement, bias probes and an HTML report for any label sources."""
     from tinyjudge.audit.report import build_report, write_report
@@ -80,6 +85,10 @@ def command(
         n_boot=n_boot,
         seed=seed,
     )
+    if exploit is not None:
+        from tinyjudge.audit import with_exploit
+
+        result = with_exploit(result, exploit)
     write_report(result, report, json_out)
     meta = result.data["meta"]
     level = f"{meta['level']:.0%}"
