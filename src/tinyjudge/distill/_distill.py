@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -15,15 +15,34 @@ from tinyjudge.rubric import Rubric, load_rubric
 
 from ._base import RewardModel, batched
 from ._data import grouped_split, training_set
-from ._ensemble import ensemble_fit
-from ._harden import HardenConfig, fit_hardened
 from ._load import make_model
 from ._people import DEFAULT_PEOPLE_METHOD, fit_with_people, people_targets
 from ._split_checks import check_split
 from ._transformer import TransformerRM
 from .hf import is_main_process
 
-__all__ = ["DistillResult", "distill", "agreement", "score_file"]
+__all__ = ["DistillResult", "Hardening", "distill", "agreement", "score_file"]
+
+
+class Hardening(Protocol):
+    """How ``distill`` fits when asked to harden (``tinyjudge.exploit.HardenConfig``).
+
+    Hardening searches the model with the exploit stage, which sits above
+    distill; distill calls it through this one method and imports none of it.
+    """
+
+    harden: bool
+    ensemble: int
+
+    def fit_model(
+        self,
+        fit: Callable[[list[Item], np.ndarray], RewardModel],
+        items: list[Item],
+        Y: np.ndarray,
+        val_items: list[Item],
+        rubric: Rubric,
+        group_by: str | None,
+    ) -> tuple[RewardModel, dict[str, Any] | None]: ...
 
 
 class DistillResult(NamedTuple):
@@ -59,7 +78,7 @@ def distill(
     human_method: str = DEFAULT_PEOPLE_METHOD,
     human_weight: float | None = None,
     raters: Sequence[str] = (),
-    harden: bool | HardenConfig = False,
+    harden: Hardening | None = None,
     **params: Any,
 ) -> DistillResult:
     """Fit a reward model on ``source``'s labels and validate it on held-out groups.
@@ -87,18 +106,17 @@ def distill(
         human_method: how the two are combined, one of ``PEOPLE_METHODS``.
         human_weight: the ``weighted`` method's weight of a person's row.
         raters: human rater sources for ``dawid-skene``.
-        harden: ``True`` (or a :class:`HardenConfig` with ``harden=True``) hardens
-            the model against exploits: label-preserving edits and the rubric's
-            claims, master keys, then adversarial rounds until the best exploit
-            on the validation split flips under ``harden_bound`` (see
-            :mod:`tinyjudge.distill._harden`); ``ensemble=K`` in the config fits
-            K members and serves their mean minus ``ensemble_risk`` spreads.
+        harden: a :class:`tinyjudge.exploit.HardenConfig` hardens the model
+            against exploits: label-preserving edits and the rubric's claims,
+            master keys, then adversarial rounds until the best exploit on the
+            validation split flips under ``harden_bound``; its ``ensemble=K``
+            fits K members and serves their mean minus ``ensemble_risk`` spreads.
+            The card gets the record under ``harden``.
         **params: options of the tier's estimator (e.g. ``epochs=3`` for ``transformer``).
     """
     rubric = load_rubric(rubric)
-    hc = harden if isinstance(harden, HardenConfig) else HardenConfig(harden=bool(harden))
     if human is not None:
-        if hc.harden or hc.ensemble > 1:
+        if harden is not None and (harden.harden or harden.ensemble > 1):
             raise UsageError(
                 "harden and ensemble are not supported with human labels yet; drop one",
                 param="harden",
@@ -118,13 +136,11 @@ def distill(
             return one.fit(fit_items, Y, eval_set=(val_items, ts.y_soft[val]))
         return one.fit(fit_items, Y)
 
-    if hc.ensemble > 1:
-        fit = ensemble_fit(fit, hc)
     train_items = [ts.items[i] for i in train]
     record: dict[str, Any] | None = None
-    if hc.harden:
-        model, record = fit_hardened(
-            fit, train_items, ts.y_soft[train], val_items, rubric, hc, group_by
+    if harden is not None:
+        model, record = harden.fit_model(
+            fit, train_items, ts.y_soft[train], val_items, rubric, group_by
         )
     else:
         model = fit(train_items, ts.y_soft[train])

@@ -5,7 +5,8 @@ with confidence; members fitted on bootstrap resamples of the training items
 (or with other seeds) disagree there. The ensemble's probabilities are the
 members' mean; each label's ``score`` is the members' mean score minus
 ``risk`` times their spread (standard deviation), floored at 0, and the
-spread itself travels in the label's ``raw`` (``{"spread", "mean", "members"}``)
+spread itself travels in the label's ``raw`` (``{"spread", "mean", "members", "of"}``,
+``of`` naming the labels whose probability the score sums)
 and in the reward server's answer, so an RL loop sees the uncertainty.
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -23,9 +24,6 @@ from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric
 
 from ._base import RewardModel, batched, init_common, model_rubric
-
-if TYPE_CHECKING:
-    from ._harden import HardenConfig
 
 __all__ = ["EnsembleRM", "ensemble_fit", "MEMBERS_FILE"]
 
@@ -108,7 +106,12 @@ class EnsembleRM(RewardModel):
         mean, spread = scores.mean(axis=0), scores.std(axis=0)
         for lab, m, s, row in zip(labels, mean, spread, scores.T, strict=True):
             lab.score = float(max(0.0, m - self.risk * s))
-            lab.raw = {"spread": float(s), "mean": float(m), "members": [float(x) for x in row]}
+            lab.raw = {
+                "spread": float(s),
+                "mean": float(m),
+                "members": [float(x) for x in row],
+                "of": list(self.rubric.positive),
+            }
         return labels
 
     def _save_files(self, model_dir: Path) -> None:
@@ -136,8 +139,14 @@ class EnsembleRM(RewardModel):
         return model
 
 
-def ensemble_fit(fit: Fit, config: HardenConfig) -> Callable[[list[Item], np.ndarray], EnsembleRM]:
-    """``fit`` made to fit ``config.ensemble`` members and return their :class:`EnsembleRM`.
+def ensemble_fit(
+    fit: Fit,
+    k: int,
+    mode: Literal["bootstrap", "seed"] = "bootstrap",
+    risk: float = 0.0,
+    seed: int = 0,
+) -> Callable[[list[Item], np.ndarray], EnsembleRM]:
+    """``fit`` made to fit ``k`` members and return their :class:`EnsembleRM`.
 
     ``bootstrap``: each member on a resample (with replacement) of the items;
     ``seed``: each member on all items in another order (for tiers whose
@@ -145,15 +154,15 @@ def ensemble_fit(fit: Fit, config: HardenConfig) -> Callable[[list[Item], np.nda
     """
 
     def fit_all(items: list[Item], Y: np.ndarray) -> EnsembleRM:
-        rng = np.random.default_rng(config.harden_seed)
+        rng = np.random.default_rng(seed)
         members = []
-        for _ in range(config.ensemble):
-            if config.ensemble_mode == "bootstrap":
+        for _ in range(k):
+            if mode == "bootstrap":
                 rows = rng.integers(0, len(items), size=len(items))
             else:
                 rows = rng.permutation(len(items))
             members.append(fit([items[int(i)] for i in rows], Y[rows]))
-        ens = EnsembleRM(members[0].rubric, members[0].name, risk=config.ensemble_risk)
+        ens = EnsembleRM(members[0].rubric, members[0].name, risk=risk)
         return ens.set_members(members)
 
     return fit_all
