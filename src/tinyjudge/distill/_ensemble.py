@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -41,6 +41,9 @@ class EnsembleRM(RewardModel):
     """
 
     tier = "ensemble"
+    # name -> class of the tiers a member may be; ``_load`` fills it in with its TIERS
+    # (this module sits below it: no import circle)
+    member_tiers: ClassVar[dict[str, type[RewardModel]]] = {}
 
     def __init__(self, rubric: Rubric | str, name: str | None = None, risk: float = 0.0) -> None:
         init_common(self, rubric, name)
@@ -127,13 +130,12 @@ class EnsembleRM(RewardModel):
 
     @classmethod
     def _load(cls, model_dir: Path, meta: dict[str, Any]) -> EnsembleRM:
-        from ._load import TIERS
-
         rubric = model_rubric(model_dir, meta)
         members = []
         for entry in json.loads((model_dir / MEMBERS_FILE).read_text()):
             sub = {"rubric": meta["rubric"], "classes": meta["classes"], "card": {}, **entry}
-            members.append(TIERS[entry["tier"]]._load(model_dir / entry["folder"], sub))
+            tier = cls.member_tiers[entry["tier"]]
+            members.append(tier._load(model_dir / entry["folder"], sub))
         model = cls(rubric, meta["name"], **meta["params"]).set_members(members)
         model.card_ = meta.get("card", {})
         return model

@@ -32,6 +32,7 @@ TIERS: dict[str, type[RewardModel]] = {
     "encoder": EncoderRM,  # the transformer tier's first name, for saved directories
     "ensemble": EnsembleRM,  # K members of one tier (distill's ensemble option)
 }
+EnsembleRM.member_tiers = TIERS
 
 
 def _options(cls: type[RewardModel]) -> dict[str, Any]:
