@@ -35,7 +35,7 @@ $(VENV)/.installed-notebooks: pyproject.toml | $(BIN)/python
 
 # Runs every notebook top to bottom: 01-03 into runs/notebooks/ (they are committed without
 # outputs), 04 in place (it is committed with its outputs, for a reader on GitHub).
-NOTEBOOKS_CLEAN := 01_quickstart 02_audit_a_judge 03_cheap_scoring
+NOTEBOOKS_CLEAN := 01_quickstart 02_audit_a_judge 03_cheap_scoring 05_exploits
 notebooks: $(VENV)/.installed-notebooks
 	mkdir -p runs/notebooks
 	cd notebooks && for nb in $(NOTEBOOKS_CLEAN); do \

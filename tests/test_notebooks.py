@@ -74,12 +74,13 @@ def outputs(nb: nbformat.NotebookNode, kind: str) -> list[str]:
     return found
 
 
-def test_there_are_four_notebooks() -> None:
+def test_there_are_five_notebooks() -> None:
     assert [p.name for p in NOTEBOOKS] == [
         "01_quickstart.ipynb",
         "02_audit_a_judge.ipynb",
         "03_cheap_scoring.ipynb",
         "04_your_agent_transcripts.ipynb",
+        "05_exploits.ipynb",
     ]
 
 
