@@ -161,6 +161,8 @@ def test_the_card_records_rounds_edits_and_validation_figures(linear_pair, tmp_p
     assert any(name.startswith("claim:") for name in record["edits"])
     assert "empty_answer" in record["master_keys"]
     assert record["rounds"][0]["round"] == 0 and len(record["rounds"]) <= 3
+    kept = record["rounds"][record["kept_round"]]
+    assert all(kept["best_search_flip"] <= r["best_search_flip"] for r in record["rounds"])
     for when in ("before", "after"):
         assert 0.0 <= record[when]["best_search_flip"] <= 1.0
         assert record[when]["worst_format_edit"] in {

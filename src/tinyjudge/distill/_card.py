@@ -45,7 +45,8 @@ def _harden_lines(card: dict[str, Any]) -> list[str]:
             f"{h.get('n_augmented', 0)} edited copies and {h.get('n_master_keys', 0)} master-key "
             f"items added ({len(h.get('edits', []))} edits: format, length, claims, mined "
             f"openings); {len(h.get('rounds', [])) - 1} adversarial round(s), bound "
-            f"{_pct(h.get('bound'))}. On the validation split, plain -> hardened:",
+            f"{_pct(h.get('bound'))}, round {h.get('kept_round', '?')} kept (the fewest "
+            "validation flips). On the validation split, plain -> hardened:",
             "",
             "| figure | plain | hardened |",
             "|---|---|---|",
