@@ -2,7 +2,7 @@
 
 The linear tier's figures are in ``test_harden.py``; these check that every tier goes
 through augmentation and a round of adversarial training, with the card's record, and
-(for the probe) that the stock claim stops paying on prompts it never saw.
+(for the probe, real MiniLM) that the stock claim does not pay on prompts it never saw.
 """
 
 from __future__ import annotations
