@@ -33,7 +33,7 @@ $(VENV)/.installed-notebooks: pyproject.toml | $(BIN)/python
 	$(PIP) $(TORCH) -e ".[notebooks]"
 	touch $@
 
-# Runs every notebook top to bottom: 01-03 into runs/notebooks/ (they are committed without
+# Runs every notebook top to bottom: 01-03 and 05 into runs/notebooks/ (they are committed without
 # outputs), 04 in place (it is committed with its outputs, for a reader on GitHub).
 NOTEBOOKS_CLEAN := 01_quickstart 02_audit_a_judge 03_cheap_scoring 05_exploits
 notebooks: $(VENV)/.installed-notebooks

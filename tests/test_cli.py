@@ -14,7 +14,10 @@ from support import is_slice, run_tinyjudge
 from tinyjudge.datasets.jsonl import count_lines, read_labels
 from tinyjudge.rubric import load_rubric, load_rubric_copy
 
-VERBS = ["import", "judge", "distill", "calibrate", "score", "audit", "estimate", "serve", "demo"]
+VERBS = [
+    "import", "judge", "distill", "calibrate", "score", "audit", "estimate", "exploit", "serve",
+    "demo",
+]  # fmt: skip
 
 
 def run(*args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None):
