@@ -43,6 +43,9 @@ PLAN: dict[str, tuple[list[str], tuple[str, ...], str]] = {
         ["--data", "{data}/xstest", "--out", "{out}/distill_fidelity.json"], ("xstest",),
         "distill_fidelity.json",
     ),
+    "exploit": (
+        ["--data", "{data}", "--out", "{out}/exploit.json"], ("sycon", "xstest"), "exploit.json",
+    ),
     "gpu_check": (
         ["--data", "{data}", "--out", "{out}/gpu_check.json"], ("sycon",), "gpu_check.json",
     ),

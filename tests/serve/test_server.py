@@ -199,3 +199,43 @@ def test_client_disconnects_are_counted_apart_from_errors(linear_model) -> None:
             time.sleep(0.05)
     assert 'tinyjudge_requests_total{path="/score",code="499"} 2' in text
     assert "tinyjudge_errors_total 0" in text and 'code="500"' not in text
+
+
+def test_get_reward_returns_an_ensembles_spread_beside_each_reward(xstest_items_labels) -> None:
+    from tinyjudge.distill import LinearRM, ensemble_fit
+    from tinyjudge.distill._data import targets
+
+    items, labels = xstest_items_labels
+    gpt4 = {lab.item_id: lab for lab in labels if lab.source == "judge:gpt-4" and lab.label}
+    train = [it for it in items[:300] if it.id in gpt4]
+    Y = targets([gpt4[it.id] for it in train], LinearRM("compliance").rubric.label_names)
+    fit = ensemble_fit(lambda its, y: LinearRM("compliance").fit(its, y), 3, risk=2.0)
+    model = fit(train, Y)
+    probe = items[300:306]
+    prompts = [it.messages[0].text for it in probe]
+    queries = [p + it.messages[1].text for p, it in zip(prompts, probe, strict=True)]
+    offline = model.score_items(
+        [query_to_item(q, p, i) for i, (q, p) in enumerate(zip(queries, prompts, strict=True))]
+    )
+    with running(create_app(model)) as url:
+        r = httpx.post(f"{url}/get_reward", json={"query": queries, "prompts": prompts}, timeout=30)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    spreads = [lab.raw["spread"] for lab in offline]
+    assert body["spreads"] == pytest.approx(spreads, abs=1e-9)
+    assert body["extra_logs"]["reward_spread"] == pytest.approx(spreads, abs=1e-9)
+    # the served reward is conservative: the members' mean less two spreads
+    means = [lab.raw["mean"] for lab in offline]
+    assert body["rewards"] == pytest.approx(
+        [max(0.0, m - 2 * s) for m, s in zip(means, spreads, strict=True)], abs=1e-9
+    )
+    assert max(spreads) > 0
+
+
+def test_a_single_model_answers_no_spreads(linear_model, xstest_items_labels) -> None:
+    items = xstest_items_labels[0][:2]
+    prompts = [it.messages[0].text for it in items]
+    queries = [p + it.messages[1].text for p, it in zip(prompts, items, strict=True)]
+    with running(create_app(linear_model)) as url:
+        r = httpx.post(f"{url}/get_reward", json={"query": queries, "prompts": prompts}, timeout=30)
+    assert "spreads" not in r.json() and "reward_spread" not in r.json()["extra_logs"]

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from tinyjudge._people_methods import DEFAULT_PEOPLE_METHOD, PEOPLE_METHODS
+from tinyjudge.exploit import HardenConfig
 
+from ._config_flags import config_flags
 from ._io import err, out, read_label_files, resolve_rubric
 from ._params import parse_params
 
@@ -19,6 +22,7 @@ _HUMAN_METHODS_HELP = (
 )
 
 
+@config_flags(HardenConfig, skip=("harden",))
 def command(
     items: Path = typer.Argument(..., help="items.jsonl"),
     labels: list[Path] = typer.Argument(
@@ -50,6 +54,11 @@ def command(
     rater: list[str] = typer.Option(
         [], "--rater", help="dawid-skene: a human rater source, repeatable (default: --human)"
     ),
+    harden: bool = typer.Option(
+        False, "--harden", help="harden against exploits (augmentation, adversarial rounds)"
+    ),
+    *,
+    config: HardenConfig,
 ) -> None:
     """Distill a source's labels (and, with --human, people's) into a small reward model.
 
@@ -98,6 +107,7 @@ def command(
             human_method=human_method,
             human_weight=human_weight,
             raters=rater,
+            harden=_hardening(config, harden),
             **parse_params(param),
         )
         if main:
@@ -121,6 +131,7 @@ def command(
             f"  agreement with {source}: accuracy {v['accuracy']:.3f}, "
             f"Cohen's kappa {v['cohen_kappa']:.3f}"
         )
+        _print_harden(result.model.card_.get("harden"))
         return
     card = result.model.card_
     out.print(
@@ -133,3 +144,23 @@ def command(
                 f"  agreement with {src} on {v[f'n_val_{who}']} held-out items: accuracy "
                 f"{v[f'accuracy_vs_{who}']:.3f}, Cohen's kappa {v[f'cohen_kappa_vs_{who}']:.3f}"
             )
+
+
+def _hardening(config: HardenConfig, harden: bool) -> HardenConfig | None:
+    """The config distill gets: hardening with --harden, an ensemble with --ensemble K."""
+    if not harden and config.ensemble == 1:
+        return None
+    return config.replace(harden=harden)
+
+
+def _print_harden(record: dict[str, Any] | None) -> None:
+    """One line on hardening: the validation split's exploit figures before and after."""
+    if not record:
+        return
+    b, a = record["before"], record["after"]
+    out.print(
+        f"  hardened in {len(record['rounds']) - 1} round(s) toward {record['target']}: "
+        f"best searched phrase {b['best_search_flip']:.1%} -> {a['best_search_flip']:.1%}, "
+        f"worst format edit {b['worst_format_flip']:.1%} -> {a['worst_format_flip']:.1%} "
+        "of validation items flipped"
+    )

@@ -14,9 +14,17 @@ import types
 from typing import Any
 
 from ._base import RewardModel
-from ._data import TrainingSet, data_hash, group_keys, grouped_split, training_set
-from ._distill import DistillResult, agreement, distill, score_file
+from ._data import (
+    TrainingSet,
+    data_hash,
+    group_keys,
+    grouped_split,
+    own_verdicts,
+    training_set,
+)
+from ._distill import DistillResult, Hardening, agreement, distill, score_file
 from ._embed import EmbeddingCache, FrozenEncoder, bf16_fast, bf16_speedup, resolve_encoder
+from ._ensemble import EnsembleRM, ensemble_fit
 from ._linear import LinearRM
 from ._load import TIERS, check_model_dir, load_model, make_model
 from ._merge import export_merged
@@ -30,6 +38,10 @@ from ._transformer import EncoderRM, TransformerConfig, TransformerRM, bradley_t
 
 __all__ = [
     "RewardModel",
+    "Hardening",
+    "EnsembleRM",
+    "ensemble_fit",
+    "own_verdicts",
     "LinearRM",
     "ProbeRM",
     "TransformerRM",

@@ -27,6 +27,47 @@ def _references_line(names: list[str] | None) -> str:
     return ", with the references " + ", ".join(f"`{n}`" for n in names) if names else ""
 
 
+def _pct(x: Any) -> str:
+    return f"{x:.1%}" if isinstance(x, float) else "?"
+
+
+def _harden_lines(card: dict[str, Any]) -> list[str]:
+    """The card's section on hardening (``distill(..., harden=True)``), when it was run."""
+    h = card.get("harden")
+    lines: list[str] = []
+    if h:
+        before, after = h.get("before", {}), h.get("after", {})
+        lines += [
+            "",
+            "## Hardening",
+            "",
+            f"Target `{h['target']}`; master keys labelled `{h['master_key_label']}`; "
+            f"{h.get('n_augmented', 0)} edited copies and {h.get('n_master_keys', 0)} master-key "
+            f"items added ({len(h.get('edits', []))} edits: format, length, claims, mined "
+            f"openings); {len(h.get('rounds', [])) - 1} adversarial round(s), bound "
+            f"{_pct(h.get('bound'))}, round {h.get('kept_round', '?')} kept (the fewest "
+            "validation flips). On the validation split, plain -> hardened:",
+            "",
+            "| figure | plain | hardened |",
+            "|---|---|---|",
+        ]
+        for key, name in (
+            ("best_search_flip", "best searched phrase, flip rate"),
+            ("worst_format_flip", "worst format edit, flip rate"),
+            ("worst_edit_flip", "worst label-preserving edit, flip rate"),
+        ):
+            lines.append(f"| {name} | {_pct(before.get(key))} | {_pct(after.get(key))} |")
+    ens = card.get("ensemble")
+    if ens:
+        lines += [
+            "",
+            f"Ensemble of {ens['k']} {ens['tier']} models: probabilities are their mean; "
+            f"each label's score is the mean minus {ens['risk']} x their spread, and "
+            "`raw` holds the spread, the mean and each member's score.",
+        ]
+    return lines
+
+
 def model_card(meta: dict[str, Any], usage: str) -> str:
     """The README.md of a model directory."""
     rubric = meta["rubric"]
@@ -59,5 +100,6 @@ def model_card(meta: dict[str, Any], usage: str) -> str:
         ]
     else:
         lines.append("No held-out validation was run.")
+    lines += _harden_lines(card)
     lines += ["", "## Use", "", usage, ""]
     return "\n".join(lines)

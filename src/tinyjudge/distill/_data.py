@@ -13,7 +13,17 @@ from tinyjudge.errors import TinyjudgeError, UsageError
 from tinyjudge.records import Item, Label, check_unique_ids
 from tinyjudge.rubric import Rubric, load_rubric
 
-__all__ = ["TrainingSet", "training_set", "grouped_split", "group_keys", "data_hash", "targets"]
+from ._text import answer_prefixes
+
+__all__ = [
+    "TrainingSet",
+    "training_set",
+    "grouped_split",
+    "group_keys",
+    "data_hash",
+    "targets",
+    "own_verdicts",
+]
 
 
 class TrainingSet(NamedTuple):
@@ -162,3 +172,30 @@ def data_hash(items: Sequence[Item], y_soft: np.ndarray) -> str:
         h.update(it.content_hash().encode())
     h.update(np.ascontiguousarray(y_soft, dtype=np.float32).tobytes())
     return h.hexdigest()[:16]
+
+
+def own_verdicts(items: Sequence[Item], Y: np.ndarray, rubric: Rubric) -> np.ndarray:
+    """Indices of the items whose label is their own answer's (see ``combine: worst_answer``).
+
+    Under ``worst_answer`` a dialogue that turned negative earlier keeps that label
+    on later answers; an edited copy of such an item would teach the inherited
+    label to the edited answer, so only the items fit keeps are edited.
+    """
+    if rubric.reward_model.combine != "worst_answer":
+        return np.arange(len(items))
+    cols = [rubric.label_names.index(p) for p in rubric.positive]
+    pos = Y[:, cols].sum(axis=1)
+    key = {_dialogue_key(it): i for i, it in enumerate(items)}
+    keep = [
+        i
+        for i, it in enumerate(items)
+        if not any(
+            (j := key.get(_dialogue_key(p))) is not None and pos[j] < 0.5
+            for p in answer_prefixes(it)[:-1]
+        )
+    ]
+    return np.asarray(keep, dtype=int)
+
+
+def _dialogue_key(item: Item) -> tuple[tuple[str, str], ...]:
+    return tuple((m.role, m.text) for m in item.messages)

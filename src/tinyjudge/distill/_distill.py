@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
 from tinyjudge._people_items import PEOPLE_KEY, people_digest
+from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label, unique_ids
 from tinyjudge.rubric import Rubric, load_rubric
 
@@ -20,7 +21,28 @@ from ._split_checks import check_split
 from ._transformer import TransformerRM
 from .hf import is_main_process
 
-__all__ = ["DistillResult", "distill", "agreement", "score_file"]
+__all__ = ["DistillResult", "Hardening", "distill", "agreement", "score_file"]
+
+
+class Hardening(Protocol):
+    """How ``distill`` fits when asked to harden (``tinyjudge.exploit.HardenConfig``).
+
+    Hardening searches the model with the exploit stage, which sits above
+    distill; distill calls it through this one method and imports none of it.
+    """
+
+    harden: bool
+    ensemble: int
+
+    def fit_model(
+        self,
+        fit: Callable[[list[Item], np.ndarray], RewardModel],
+        items: list[Item],
+        Y: np.ndarray,
+        val_items: list[Item],
+        rubric: Rubric,
+        group_by: str | None,
+    ) -> tuple[RewardModel, dict[str, Any] | None]: ...
 
 
 class DistillResult(NamedTuple):
@@ -56,6 +78,7 @@ def distill(
     human_method: str = DEFAULT_PEOPLE_METHOD,
     human_weight: float | None = None,
     raters: Sequence[str] = (),
+    harden: Hardening | None = None,
     **params: Any,
 ) -> DistillResult:
     """Fit a reward model on ``source``'s labels and validate it on held-out groups.
@@ -83,10 +106,21 @@ def distill(
         human_method: how the two are combined, one of ``PEOPLE_METHODS``.
         human_weight: the ``weighted`` method's weight of a person's row.
         raters: human rater sources for ``dawid-skene``.
+        harden: a :class:`tinyjudge.exploit.HardenConfig` hardens the model
+            against exploits: label-preserving edits and the rubric's claims,
+            master keys, then adversarial rounds until the best exploit on the
+            validation split flips under ``harden_bound``; its ``ensemble=K``
+            fits K members and serves their mean minus ``ensemble_risk`` spreads.
+            The card gets the record under ``harden``.
         **params: options of the tier's estimator (e.g. ``epochs=3`` for ``transformer``).
     """
     rubric = load_rubric(rubric)
     if human is not None:
+        if harden is not None and (harden.harden or harden.ensemble > 1):
+            raise UsageError(
+                "harden and ensemble are not supported with human labels yet; drop one",
+                param="harden",
+            )
         return _distill_with_people(
             items, labels, source, rubric, tier, group_by, val_fraction, seed,
             (human, human_method, human_weight, tuple(raters)), params,
@@ -94,14 +128,22 @@ def distill(
     ts = training_set(items, labels, source, rubric)
     train, val = grouped_split(ts.items, group_by, val_fraction, seed)
     check_split(ts.items, train, val, group_by)
-    model = make_model(tier, rubric, **params)
     val_items = [ts.items[i] for i in val]
-    if isinstance(model, TransformerRM):  # scored after each epoch, the best epoch kept
-        model.fit(
-            [ts.items[i] for i in train], ts.y_soft[train], eval_set=(val_items, ts.y_soft[val])
+
+    def fit(fit_items: list[Item], Y: np.ndarray) -> RewardModel:
+        one = make_model(tier, rubric, **params)
+        if isinstance(one, TransformerRM):  # scored after each epoch, the best epoch kept
+            return one.fit(fit_items, Y, eval_set=(val_items, ts.y_soft[val]))
+        return one.fit(fit_items, Y)
+
+    train_items = [ts.items[i] for i in train]
+    record: dict[str, Any] | None = None
+    if harden is not None:
+        model, record = harden.fit_model(
+            fit, train_items, ts.y_soft[train], val_items, rubric, group_by
         )
     else:
-        model.fit([ts.items[i] for i in train], ts.y_soft[train])
+        model = fit(train_items, ts.y_soft[train])
     if not is_main_process():
         # Data-parallel: rank 0 alone validates (and saves); the others trained their shard.
         return DistillResult(model, {}, len(train), len(val), ts.n_unscored)
@@ -117,6 +159,8 @@ def distill(
             "validation": validation,
         }
     )
+    if record is not None:
+        model.card_["harden"] = record
     if source.startswith("human:"):  # people were the teacher: every training item counts
         model.card_[PEOPLE_KEY] = people_digest(ts.items[i].id for i in train)
     return DistillResult(model, validation, len(train), len(val), ts.n_unscored)

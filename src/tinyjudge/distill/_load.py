@@ -17,6 +17,7 @@ from tinyjudge.errors import ModelDirError, TinyjudgeError
 from tinyjudge.rubric import Rubric, load_rubric
 
 from ._base import RewardModel
+from ._ensemble import EnsembleRM
 from ._linear import LinearRM
 from ._probe import ProbeRM
 from ._transformer import EncoderRM, TransformerRM
@@ -29,7 +30,9 @@ TIERS: dict[str, type[RewardModel]] = {
     "probe": ProbeRM,
     "transformer": TransformerRM,
     "encoder": EncoderRM,  # the transformer tier's first name, for saved directories
+    "ensemble": EnsembleRM,  # K members of one tier (distill's ensemble option)
 }
+EnsembleRM.member_tiers = TIERS
 
 
 def _options(cls: type[RewardModel]) -> dict[str, Any]:

@@ -265,7 +265,13 @@ def create_app(
         for name in sorted({name for left in unread for name in left}):
             logs[f"unread {name}"] = [float(left.get(name, 0)) for left in unread]
         # OpenRLHF's own server answers "scores" too, which clients with score_key="scores" read
-        return {"rewards": rewards, "scores": rewards, "extra_logs": logs}
+        answer_ = {"rewards": rewards, "scores": rewards, "extra_logs": logs}
+        spreads = [_spread(lab) for lab in labels]
+        if any(s is not None for s in spreads):  # an ensemble: its members' disagreement
+            answer_["spreads"] = logs["reward_spread"] = [
+                float("nan") if s is None else s for s in spreads
+            ]
+        return answer_
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
@@ -281,3 +287,9 @@ def create_app(
         return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     return app
+
+
+def _spread(label: Label) -> float | None:
+    """An ensemble label's spread (its members' standard deviation), else None."""
+    raw = label.raw
+    return float(raw["spread"]) if isinstance(raw, dict) and "spread" in raw else None

@@ -171,7 +171,19 @@ def describe_reward(model: Scorer, labels: list[str] | None) -> str:
 
 def reward_of(label: Label, labels: list[str] | None = None) -> float:
     """The scalar reward of a label: the probability of ``labels``, else its score,
-    else the probability of its label."""
+    else the probability of its label.
+
+    An ensemble's label (``raw`` with ``spread`` and ``of``, the labels its score
+    sums) gives its conservative score when ``labels`` are those.
+    """
+    raw = label.raw
+    if (
+        labels
+        and isinstance(raw, dict)
+        and raw.get("of") == list(labels)
+        and label.score is not None
+    ):
+        return float(label.score)
     if labels and label.probs is not None:
         return float(sum(label.probs.get(name, 0.0) for name in labels))
     if label.score is not None:
