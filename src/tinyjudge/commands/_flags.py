@@ -22,6 +22,7 @@ FLAGS: dict[str, str] = {
     "by": "--by",
     "chat_template": "--chat-template",
     "cheap": "--cheap",
+    "cluster": "--cluster",
     "compare": "--compare",
     "concurrency": "--concurrency",
     "gguf": "--gguf",

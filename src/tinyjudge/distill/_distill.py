@@ -6,9 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import numpy as np
-
-from tinyjudge._people_items import PEOPLE_KEY, people_digest
+from tinyjudge._people_items import PEOPLE_KEY, TEACHER_KEY, people_digest
 from tinyjudge.records import Item, Label, unique_ids
 from tinyjudge.rubric import Rubric, load_rubric
 
@@ -117,9 +115,12 @@ def distill(
             "validation": validation,
         }
     )
+    taught = people_digest(ts.items[i].id for i in train)
+    # the teacher's labels it learned, so no one takes the teacher as truth on these items
+    model.card_[TEACHER_KEY] = taught
     if source.startswith("human:"):  # people were the teacher: every training item counts
-        model.card_[PEOPLE_KEY] = people_digest(ts.items[i].id for i in train)
-    return DistillResult(model, validation, len(train), len(val), ts.n_unscored)
+        model.card_[PEOPLE_KEY] = taught
+    return DistillResult(model, validation, _trained_on(model, len(train)), len(val), ts.n_unscored)
 
 
 def _distill_with_people(
@@ -173,7 +174,15 @@ def _distill_with_people(
     model.card_[PEOPLE_KEY] = people_digest(
         it.id for it, person in zip(pt.items, pt.is_human, strict=True) if person
     )
-    return DistillResult(model, validation, len(train), len(val), n_unscored)
+    model.card_[TEACHER_KEY] = people_digest(it.id for it in pt.items)
+    return DistillResult(model, validation, _trained_on(model, len(train)), len(val), n_unscored)
+
+
+def _trained_on(model: RewardModel, n_split: int) -> int:
+    """The items the model was fitted on, as its card says (``worst_answer`` leaves out
+    answers that inherit an earlier label), else the training split's size."""
+    n = getattr(model, "card_", {}).get("n_train")
+    return int(n) if isinstance(n, int) else n_split
 
 
 def score_file(
@@ -198,8 +207,7 @@ def score_file(
     with atomic_writer(out_path) as fh:
         items = unique_ids(read_jsonl(items_path, Item), str(items_path))
         for batch in batched(items, batch_size):
-            P = model.predict_proba(batch)
-            for lab in model.labels_for(batch, np.asarray(P)):
+            for lab in model.score_items(batch, batch_size):
                 fh.write(lab.model_dump_json(exclude_none=True) + "\n")
             n += len(batch)
             if on_batch is not None:

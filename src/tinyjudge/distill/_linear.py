@@ -343,6 +343,6 @@ def _refuse_pairwise(items: list[Item], tier: str) -> None:
     if pair is not None:
         raise UsageError(
             f"item {pair!r} is pairwise; the {tier} tier scores single items; "
-            "use tier encoder (Bradley-Terry) for pairs",
+            "use tier transformer (Bradley-Terry) for pairs",
             param="tier",
         )

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Literal, NamedTuple
 
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Item, Message
+from tinyjudge.records import Item, Message, canonical_messages
 from tinyjudge.rubric import VIEWS, Rubric
 
 __all__ = ["View", "render_messages", "item_views", "answer_prefixes", "opening"]
@@ -101,10 +101,12 @@ def item_views(item: Item, view: str = "window", rubric: Rubric | None = None) -
     if view not in VIEWS:
         raise TinyjudgeError(f"unknown reward-model view {view!r}; views are {list(VIEWS)}")
     refs = rubric.reference_text(item) if rubric and rubric.reward_model.references else ""
+    # Every path reads messages as the server does, so one rollout gets one reward.
     if not item.is_pairwise:
-        one = _split(item.messages) if view == "window" else _narrow(item.messages, view)
+        msgs = canonical_messages(item.messages)
+        one = _split(msgs) if view == "window" else _narrow(msgs, view)
         return [one._replace(references=refs)]
-    ctx = item.context or []
+    ctx = canonical_messages(item.context or [])
     if view == "answer":
         ctx = []
     elif view != "window":
@@ -112,8 +114,8 @@ def item_views(item: Item, view: str = "window", rubric: Rubric | None = None) -
     context = render_messages(ctx)
     keep: Literal["end", "start"] = "end" if view == "window" else "start"
     return [
-        View(context, render_messages(item.response_a or []), keep, refs),
-        View(context, render_messages(item.response_b or []), keep, refs),
+        View(context, render_messages(canonical_messages(item.response_a or [])), keep, refs),
+        View(context, render_messages(canonical_messages(item.response_b or [])), keep, refs),
     ]
 
 
