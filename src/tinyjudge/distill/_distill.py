@@ -191,12 +191,15 @@ def score_file(
     out_path: str | Path,
     batch_size: int = 64,
     on_batch: Callable[[int], None] | None = None,
+    unscored: list[Label] | None = None,
 ) -> int:
     """Score an items file into a labels file, streaming in batches.
 
     The output appears only when every item is scored (atomic rename).
     Items that share an id, or an ``out_path`` that is ``items_path``, are refused.
-    ``on_batch`` gets the number of items of each finished batch (for progress).
+    ``on_batch`` gets the number of items of each finished batch (for progress);
+    ``unscored``, when given, collects the labels written as ``unscored`` (an item
+    lacking a reference the model reads), for the caller to say so.
     Returns the number of labels written.
     """
     from tinyjudge._atomic import atomic_writer, refuse_writing_over_inputs
@@ -209,6 +212,8 @@ def score_file(
         for batch in batched(items, batch_size):
             for lab in model.score_items(batch, batch_size):
                 fh.write(lab.model_dump_json(exclude_none=True) + "\n")
+                if unscored is not None and lab.status == "unscored":
+                    unscored.append(lab)
             n += len(batch)
             if on_batch is not None:
                 on_batch(len(batch))
