@@ -134,6 +134,11 @@ def estimate_rate(
     (3, 6)
     """
     _check_method(method)
+    if clusters is not None and method == "stratified":
+        raise UsageError(
+            "clusters with the stratified design are not supported: use ppi++ or ppi",
+            param="method",
+        )
     f = _probabilities(cheap)
     y = np.asarray(human, dtype=float).ravel()
     if y.size != f.size:
@@ -147,11 +152,6 @@ def estimate_rate(
         base = wilson_mean(y[has], level=level)
     n_clusters = 0
     if clusters is not None:
-        if method == "stratified":
-            raise UsageError(
-                "clusters with the stratified design are not supported: use ppi++ or ppi",
-                param="method",
-            )
         se, n_clusters = clustered_se(y, f, clusters, est.lam)
         est = _with_se(est, se, f"{method} clustered")
         base = _with_se(base._replace(estimate=float(y[has].mean())),
