@@ -47,7 +47,7 @@ PLAN: dict[str, tuple[list[str], tuple[str, ...], str]] = {
         ("xstest",), "distill_speed.json",
     ),
     "estimate_validity": (
-        ["--data", "{data}", "--out", "{out}/estimate_validity.json"], ("xstest",),
+        ["--data", "{data}", "--out", "{out}/estimate_validity.json"], ("xstest", "sycon"),
         "estimate_validity.json",
     ),
     "hostile_text": (["--out", "{out}/hostile_text.json"], (), "hostile_text.json"),
