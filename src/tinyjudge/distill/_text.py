@@ -20,7 +20,7 @@ from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Message, canonical_messages
 from tinyjudge.rubric import VIEWS, Rubric
 
-__all__ = ["View", "render_messages", "item_views", "answer_prefixes", "opening"]
+__all__ = ["View", "render_messages", "item_views", "as_pair", "answer_prefixes", "opening"]
 
 
 class View(NamedTuple):
@@ -117,6 +117,20 @@ def item_views(item: Item, view: str = "window", rubric: Rubric | None = None) -
         View(context, render_messages(canonical_messages(item.response_a or [])), keep, refs),
         View(context, render_messages(canonical_messages(item.response_b or [])), keep, refs),
     ]
+
+
+def as_pair(item: Item) -> Item:
+    """A single item as a pair of its reply with itself: what a pairwise model reads of one
+    side (the context up to the last user turn, the reply after it), so a single rollout
+    is read as that model read each response in training."""
+    if item.is_pairwise:
+        return item
+    msgs = item.messages
+    last_user = max((i for i, m in enumerate(msgs) if m.role == "user"), default=-1)
+    if last_user in (-1, len(msgs) - 1):
+        last_user = len(msgs) - 2  # no reply after the last request: the final message is it
+    head, tail = msgs[: last_user + 1], msgs[last_user + 1 :]
+    return Item(id=item.id, context=head, response_a=tail, response_b=tail, metadata=item.metadata)
 
 
 def answer_prefixes(item: Item) -> list[Item]:

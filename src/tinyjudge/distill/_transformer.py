@@ -26,7 +26,7 @@ from tinyjudge.rubric import Rubric
 
 from ._base import RewardModel, class_balance, init_common, model_rubric
 from ._shapes import padded_batch
-from ._text import View, item_views
+from ._text import View, as_pair, item_views
 from ._transformer_config import OPTION_NAMES, TransformerConfig
 from .hf import (
     ADAPTER_CONFIG,
@@ -345,14 +345,17 @@ class TransformerRM(RewardModel):
     def reward_labels(self, items: list[Item]) -> list[Label]:
         """Single rollouts scored on their own by a pairwise (Bradley-Terry) model.
 
-        ``raw`` holds the model's scalar reward ``r``; ``score`` is
+        Each is read as one side of a pair (:func:`as_pair`), as the model read every
+        response in training, so a pair's ``P(a)`` is ``sigmoid(r_a - r_b)`` of its two
+        sides scored alone. ``raw`` holds the model's scalar reward ``r``; ``score`` is
         ``sigmoid(r - r_ref)``, where ``r_ref`` (the card's ``reward_reference``) is
         the mean reward of the responses it was trained on: the probability, under the
         model, that the rollout is preferred over a typical training response. A
         model saved before the card had it uses ``r_ref = 0``. ``label`` and
         ``probs`` are left empty: ``a``, ``b`` and ``tie`` are verdicts on pairs.
         """
-        r = self.logits(self.views_of(items))[:, 0].astype(np.float64)
+        views = [item_views(as_pair(it), self.view, self.rubric)[0] for it in items]
+        r = self.logits(views)[:, 0].astype(np.float64)
         ref = float(getattr(self, "card_", {}).get("reward_reference", 0.0))
         score = 1.0 / (1.0 + np.exp(-(r - ref)))
         return [
