@@ -10,6 +10,7 @@ import typer
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item
 
+from ._bars import progress_bars, quiet_option
 from ._io import REPLACE_LABELS_HELP, err, labels_to_keep, out, resolve_rubric, store_rubric
 
 if TYPE_CHECKING:
@@ -83,6 +84,7 @@ def command(
     check: bool = typer.Option(
         False, "--check", help="print how the first rows are read, and write nothing"
     ),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Import your own agent transcripts as items, whichever framework wrote them.
 
@@ -107,9 +109,10 @@ def command(
         raise TinyjudgeError(f"--out {out_dir} is a file; give a folder to write into")
     rub = resolve_rubric(rubric) if rubric is not None else None
     limit = _CHECK_ROWS if check else None
-    got = import_chat(
-        path, id_field, messages_field, label_field, rub, source, skip_bad or check, limit
-    )
+    with progress_bars(quiet):
+        got = import_chat(
+            path, id_field, messages_field, label_field, rub, source, skip_bad or check, limit
+        )
     if check:
         _print_check(path, got)
         if not got.items:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from ._bars import quiet_option, shows_bars
 from ._io import err, fail, out, refuse_writing_over_inputs
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ def command(
         "HOST:PORT joins a cluster (needs the ray extra)",
     ),
     actors: int = typer.Option(2, "--actors", min=1, help="Ray actors (one model each)"),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Score items with a distilled reward model."""
     from rich.progress import Progress
@@ -55,7 +57,7 @@ def command(
         return
     model = load_model(model_dir, calibrated=not raw)
     unscored: list[Label] = []
-    with Progress(console=err, transient=True) as bar:
+    with Progress(console=err, transient=True, disable=not shows_bars(quiet)) as bar:
         task = bar.add_task(f"scoring with {model.name}", total=count_lines(items))
         n = score_file(model, items, out_path, batch_size, lambda k: bar.advance(task, k), unscored)
     # which people labels the model learned from, for estimate and audit to check

@@ -16,7 +16,14 @@ from typing import Any
 from ._base import RewardModel
 from ._data import TrainingSet, data_hash, group_keys, grouped_split, training_set
 from ._distill import DistillResult, agreement, distill, score_file
-from ._embed import EmbeddingCache, FrozenEncoder, bf16_fast, bf16_speedup, resolve_encoder
+from ._embed import (
+    EmbeddingCache,
+    FrozenEncoder,
+    bf16_fast,
+    bf16_speedup,
+    default_cache_dir,
+    resolve_encoder,
+)
 from ._linear import LinearRM
 from ._load import TIERS, check_model_dir, load_model, make_model
 from ._merge import export_merged
@@ -30,6 +37,7 @@ from ._transformer import EncoderRM, TransformerConfig, TransformerRM, bradley_t
 
 __all__ = [
     "RewardModel",
+    "default_cache_dir",
     "LinearRM",
     "ProbeRM",
     "TransformerRM",

@@ -15,13 +15,14 @@ is counted and named (``unread``), never passed over in silence.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from tinyjudge._progress import progress
 from tinyjudge.errors import DataError, UsageError
 from tinyjudge.records import MESSAGE_FIELDS, Item, Label, Unread, canonical, read_transcript
 from tinyjudge.records._read import is_claude_code_event, is_openhands_event
@@ -97,57 +98,66 @@ def import_chat(
             raise err
         out.bad.append(err)
 
-    for n, row in enumerate(_event_streams(read_rows(path, on_error=bad))):
-        if limit is not None and n >= limit:
-            break
-        try:
-            item, hashed, used, scores = _item(row, id_field, messages_field, label_field, out)
-        except DataError as err:
-            bad(err)
-            continue
-        where = f"{row.where}:{row.line}"
-        if item.id in seen:
-            how = " (an id made from the content: the same transcript twice)" if hashed else ""
-            raise DataError(
-                row.where, row.line, f'duplicate id "{item.id}", first at {seen[item.id]}{how}'
-            )
-        seen[item.id] = where
-        label = None
-        if rub is not None and source and label_field is None and item.is_pairwise:
-            # a preference row's label is its preference: which side was chosen
-            label = Label(item_id=item.id, rubric=rub.id, rubric_hash=rub.hash, source=source,
-                          label=str(item.metadata["preferred"]))  # fmt: skip
-            if problem := rub.label_problem(label):
-                raise UsageError(
-                    f"rubric {rub.id} cannot hold a preference ({problem}): give a pairwise "
-                    "rubric with labels a and b",
-                    param="rubric",
+    with progress(f"reading {path.name}") as advance:
+        for n, row in enumerate(_counted(_event_streams(read_rows(path, on_error=bad)), advance)):
+            if limit is not None and n >= limit:
+                break
+            try:
+                item, hashed, used, scores = _item(row, id_field, messages_field, label_field, out)
+            except DataError as err:
+                bad(err)
+                continue
+            where = f"{row.where}:{row.line}"
+            if item.id in seen:
+                how = " (an id made from the content: the same transcript twice)" if hashed else ""
+                raise DataError(
+                    row.where, row.line, f'duplicate id "{item.id}", first at {seen[item.id]}{how}'
                 )
-        if rub is not None and label_field is not None:
-            value = label_text(row.data.get(label_field))
-            if value is not None:
-                label = Label(
-                    item_id=item.id,
-                    rubric=rub.id,
-                    rubric_hash=rub.hash,
-                    source=source or "",
-                    label=match_label(value, rub),
-                )
+            seen[item.id] = where
+            label = None
+            if rub is not None and source and label_field is None and item.is_pairwise:
+                # a preference row's label is its preference: which side was chosen
+                label = Label(item_id=item.id, rubric=rub.id, rubric_hash=rub.hash, source=source,
+                              label=str(item.metadata["preferred"]))  # fmt: skip
                 if problem := rub.label_problem(label):
-                    bad(DataError(row.where, row.line, f"{label_field}: {problem}"))
-                    continue
-        scorer_labels = _scorer_labels(item, scores, rub) if rub is not None else []
-        if scores and len(scorer_labels) < len(scores):
-            taken = {lab.source.removeprefix("scorer:") for lab in scorer_labels}
-            item.metadata["scores"] = {k: jsonable(v) for k, v in scores.items() if k not in taken}
-        out.items.append(item)
-        if label is not None:
-            out.labels.append(label)
-        out.labels.extend(scorer_labels)
-        out.hashed_ids += hashed
-        meta_fields.update(dict.fromkeys(k for k in row.data if k not in used))
+                    raise UsageError(
+                        f"rubric {rub.id} cannot hold a preference ({problem}): give a pairwise "
+                        "rubric with labels a and b",
+                        param="rubric",
+                    )
+            if rub is not None and label_field is not None:
+                value = label_text(row.data.get(label_field))
+                if value is not None:
+                    label = Label(
+                        item_id=item.id,
+                        rubric=rub.id,
+                        rubric_hash=rub.hash,
+                        source=source or "",
+                        label=match_label(value, rub),
+                    )
+                    if problem := rub.label_problem(label):
+                        bad(DataError(row.where, row.line, f"{label_field}: {problem}"))
+                        continue
+            scorer_labels = _scorer_labels(item, scores, rub) if rub is not None else []
+            if scores and len(scorer_labels) < len(scores):
+                taken = {lab.source.removeprefix("scorer:") for lab in scorer_labels}
+                item.metadata["scores"] = {
+                    k: jsonable(v) for k, v in scores.items() if k not in taken
+                }
+            out.items.append(item)
+            if label is not None:
+                out.labels.append(label)
+            out.labels.extend(scorer_labels)
+            out.hashed_ids += hashed
+            meta_fields.update(dict.fromkeys(k for k in row.data if k not in used))
     out.metadata_fields = list(meta_fields)
     return out
+
+
+def _counted(rows: Iterator[Row], advance: Callable[[int], None]) -> Iterator[Row]:
+    for row in rows:
+        yield row
+        advance(1)
 
 
 def _event_streams(rows: Iterator[Row]) -> Iterator[Row]:
