@@ -30,6 +30,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "--rubric", "pushback_under_pressure", "--out", d / "rm", "--name", "pushback",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+    distilled = done.stdout
     for name in ("train", "unseen"):
         done = run_tinyjudge(
             "score", d / "rm", d / f"{name}.jsonl", "--out", d / f"rm_{name}.jsonl"
@@ -40,7 +41,15 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         ids = {r["id"] for r in part}
         kept = [lab for lab in judge if lab["item_id"] in ids]
         (d / f"judge_{name}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in kept))
-    return {"dir": d, "model": d / "rm"}
+    return {"dir": d, "model": d / "rm", "distilled": distilled}
+
+
+def test_distill_says_what_the_card_says_it_trained_on(run) -> None:
+    """worst_answer leaves out answers whose dialogue caved earlier: the count printed is
+    the count the model was fitted on, as its card records."""
+    card = json.loads((run["model"] / "tinyjudge.json").read_text())["card"]
+    assert card["n_left_out_inherited"] > 0
+    assert f"trained on {card['n_train']}," in run["distilled"]
 
 
 def test_the_teacher_is_refused_as_human_on_its_training_items(run) -> None:

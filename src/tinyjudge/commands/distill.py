@@ -120,6 +120,13 @@ def command(
         f"{result.model.name} ({tier}): trained on {result.n_train}, validated on {result.n_val}"
         f" ({result.n_unscored} unscored labels left out) -> {out_dir}"
     )
+    if result.n_no_item:
+        err.print(
+            f"note: {result.n_no_item} {source} labels name items not in {items}: left out "
+            "(pass the items file they were made from to train on them)",
+            markup=False,
+            soft_wrap=True,
+        )
     if getattr(result.model, "tier", "") == "probe":
         from tinyjudge.distill import default_cache_dir
 

@@ -29,6 +29,7 @@ class DistillResult(NamedTuple):
     n_train: int
     n_val: int
     n_unscored: int
+    n_no_item: int = 0
 
 
 def agreement(teacher: Sequence[str], student: Sequence[str]) -> dict[str, float]:
@@ -120,7 +121,10 @@ def distill(
     model.card_[TEACHER_KEY] = taught
     if source.startswith("human:"):  # people were the teacher: every training item counts
         model.card_[PEOPLE_KEY] = taught
-    return DistillResult(model, validation, _trained_on(model, len(train)), len(val), ts.n_unscored)
+    if ts.n_no_item:
+        model.card_["n_labels_without_item"] = ts.n_no_item
+    n_train = _trained_on(model, len(train))
+    return DistillResult(model, validation, n_train, len(val), ts.n_unscored, ts.n_no_item)
 
 
 def _distill_with_people(
