@@ -100,3 +100,16 @@ def test_estimate_command_clusters_and_names_the_rate(sycon_run, tmp_path: Path)
     no_items = run_tinyjudge(*args, "--cluster", "metadata.dialogue_id")
     assert no_items.returncode != 0
     assert "clustering by 'metadata.dialogue_id' needs the items: pass --items" in no_items.stderr
+
+
+def test_audit_estimates_cluster_by_its_group_by(sycon_run) -> None:
+    from tinyjudge.audit.report import build_report
+
+    items, labels, cheap = sycon_run
+    kw = dict(reference="judge:gpt-4o", n_boot=20, seed=0)
+    plain = build_report(labels, items, **kw).estimates["sources"][cheap]["overall"]
+    grouped = build_report(labels, items, group_by="metadata.dialogue_id", **kw)
+    clustered = grouped.estimates["sources"][cheap]["overall"]
+    assert grouped.estimates["cluster"] == "metadata.dialogue_id"
+    assert clustered["n_clusters"] == 400 and plain["n_clusters"] == 0
+    assert clustered["ci"][1] - clustered["ci"][0] > plain["ci"][1] - plain["ci"][0]
