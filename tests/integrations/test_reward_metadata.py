@@ -211,3 +211,59 @@ def test_metadata_of_another_length_is_refused(rm_dir: Path) -> None:
     assert '"metadata" has 1 entries but "query" has 2' in r.json()["detail"]
     with pytest.raises(TinyjudgeError, match="2 rollouts but 1 metadata"):
         reward_func(rm_dir).client.rewards(["a", "b"], metadata=[{"k": 1}])
+
+
+def test_a_real_grpo_run_rewards_with_the_rows_references(
+    pushback_dir: Path, held_out, tmp_path: Path
+) -> None:
+    """TRL's GRPOTrainer (2 steps, a tiny causal LM from a config) hands the data set's
+    reference columns to reward_func; what it logs is the offline reward with them."""
+    pytest.importorskip("trl")
+    from datasets import Dataset
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from trl import GRPOConfig, GRPOTrainer
+
+    firsts = [it for it in held_out if it.metadata["turn"] == 1][:2]
+    rows = [{"prompt": [{"role": "user", "content": it.messages[0].text}],
+             **{k: it.metadata[k] for k in REFS}} for it in firsts]  # fmt: skip
+    words = sorted({w for r in rows for w in r["prompt"][0]["content"].lower().split()})[:60]
+    vocab = {w: i for i, w in enumerate(["<pad>", "<eos>", "<unk>", *words])}
+    backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok = PreTrainedTokenizerFast(tokenizer_object=backend, pad_token="<pad>",
+                                  eos_token="<eos>", unk_token="<unk>")  # fmt: skip
+    tok.chat_template = (
+        "{% for m in messages %}{{ m['role'] }} {{ m['content'] }} {% endfor %}"
+        "{% if add_generation_prompt %}assistant {% endif %}"
+    )
+    config = LlamaConfig(vocab_size=len(vocab), hidden_size=16, intermediate_size=32,
+                         num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
+                         max_position_embeddings=128, pad_token_id=0, eos_token_id=1,
+                         bos_token_id=1)  # fmt: skip
+    ours = reward_func(pushback_dir)
+    seen: list[tuple[list, list, dict, list[float]]] = []
+
+    def recorded(prompts, completions, **kwargs):
+        rewards = ours(prompts=prompts, completions=completions, **kwargs)
+        seen.append((prompts, completions, {k: kwargs[k] for k in REFS}, rewards))
+        return rewards
+
+    args = GRPOConfig(
+        output_dir=str(tmp_path / "grpo"), max_steps=2, per_device_train_batch_size=4,
+        num_generations=4, max_completion_length=6, logging_steps=1, report_to="none",
+        use_cpu=True, save_strategy="no", bf16=False, dataloader_num_workers=0, seed=0,
+    )  # fmt: skip
+    data = Dataset.from_list(rows * 4)
+    trainer = GRPOTrainer(model=LlamaForCausalLM(config), reward_funcs=[recorded], args=args,
+                          train_dataset=data, processing_class=tok)  # fmt: skip
+    trainer.train()
+    assert len(seen) == 2
+    model = load_model(pushback_dir)
+    for prompts, completions, refs, rewards in seen:
+        items = [
+            Item(id=f"r{i}", messages=[*p, *c], metadata={k: refs[k][i] for k in REFS})  # fmt: skip
+            for i, (p, c) in enumerate(zip(prompts, completions, strict=True))
+        ]
+        assert rewards == [lab.score for lab in model.score_items(items)]
+        assert all(isinstance(r, float) for r in rewards)
