@@ -54,7 +54,7 @@ PLAN: dict[str, tuple[list[str], tuple[str, ...], str]] = {
         ("xstest",), "distill_speed.json",
     ),
     "estimate_validity": (
-        ["--data", "{data}", "--out", "{out}/estimate_validity.json"], ("xstest",),
+        ["--data", "{data}", "--out", "{out}/estimate_validity.json"], ("xstest", "sycon"),
         "estimate_validity.json",
     ),
     "hints": (
@@ -80,6 +80,10 @@ PLAN: dict[str, tuple[list[str], tuple[str, ...], str]] = {
     ),
     "reward_paths": (
         ["--data", "{data}", "--out", "{out}/reward_paths.json"], ("sycon",), "reward_paths.json"
+    ),
+    "reward_references": (
+        ["--data", "{data}", "--out", "{out}/reward_references.json"], ("sycon", "xstest"),
+        "reward_references.json",
     ),
     "serve_load": (["--out", "{out}/serve_load.json"], (), "serve_load.json"),
     "step_baselines": (

@@ -230,7 +230,8 @@ def test_a_custom_rubric_travels_with_its_labels(tmp_path: Path) -> None:
     args = ("estimate", out, "--cheap", "human:ann", "--human", "human:final")
     done = run(*args)
     assert done.returncode == 0, done.stderr
-    assert "my_refusal positive rate" in done.stdout
+    said = " ".join(done.stdout.split())  # the title names the rate and the rubric it is of
+    assert "rate of full_refusal or partial_refusal (%, rubric my_refusal)" in said
     copy.write_text(copy.read_text().replace(spec["title"], "another title"))
     line = _one_error_line(run(*args))
     assert f"rubric.{rub.hash}.yaml: the rubric's hash is" in line and "restore it" in line

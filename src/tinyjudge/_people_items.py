@@ -38,6 +38,7 @@ from tinyjudge.errors import DataError, UsageError
 
 __all__ = [
     "PEOPLE_KEY",
+    "TEACHER_KEY",
     "SIDECAR_FORMAT",
     "people_digest",
     "LearnedFrom",
@@ -50,6 +51,7 @@ __all__ = [
 ]
 
 PEOPLE_KEY = "people_items"
+TEACHER_KEY = "teacher_items"  # the items whose teacher labels it was distilled on
 SIDECAR_FORMAT = "tinyjudge-people-items"
 _CAL_SUFFIX = "+cal"
 
@@ -88,27 +90,34 @@ class LearnedFrom:
         where: the model directory or sidecar file it was read from.
         distilled: short hashes of the items whose people labels it was trained on.
         calibrated: the same for its calibration (empty for ``rm:<name>``).
+        teacher: the source it was distilled from (``judge:gpt-4o``), when recorded.
+        taught: short hashes of the items whose ``teacher`` labels it was trained on.
     """
 
     source: str
     where: str
     distilled: frozenset[str] = frozenset()
     calibrated: frozenset[str] = frozenset()
+    teacher: str | None = None
+    taught: frozenset[str] = frozenset()
 
-    def overlap(self, item_ids: Iterable[str]) -> list[str]:
-        """The ids among ``item_ids`` whose people labels the model learned from, sorted."""
-        learned = self.distilled | self.calibrated
+    def _steps(self, human: str | None) -> list[tuple[str, frozenset[str]]]:
+        steps = [("distilled", self.distilled), ("calibrated", self.calibrated)]
+        if human is not None and human == self.teacher:
+            steps.append(("distilled", self.taught))
+        return steps
+
+    def overlap(self, item_ids: Iterable[str], human: str | None = None) -> list[str]:
+        """The ids among ``item_ids`` whose labels the model learned from, sorted: people's,
+        and ``human``'s own where ``human`` is its teacher."""
+        learned = frozenset().union(*(hashes for _, hashes in self._steps(human)))
         return sorted({i for i in item_ids if _short_hash(i) in learned})
 
-    def how(self, item_ids: Iterable[str]) -> str:
+    def how(self, item_ids: Iterable[str], human: str | None = None) -> str:
         """``distilled``, ``calibrated`` or ``distilled and calibrated``: on which it learned."""
         ids = [_short_hash(i) for i in item_ids]
-        steps = [
-            name
-            for name, learned in (("distilled", self.distilled), ("calibrated", self.calibrated))
-            if any(h in learned for h in ids)
-        ]
-        return " and ".join(steps)
+        steps = [name for name, learned in self._steps(human) if any(h in learned for h in ids)]
+        return " and ".join(dict.fromkeys(steps))
 
     def to_json(self) -> dict[str, Any]:
         """The sidecar's content."""
@@ -118,6 +127,8 @@ class LearnedFrom:
             "model_dir": self.where,
             "distilled": sorted(self.distilled),
             "calibrated": sorted(self.calibrated),
+            "teacher": self.teacher,
+            "taught": sorted(self.taught),
         }
 
 
@@ -156,7 +167,11 @@ def learned_from_model_dir(model_dir: str | Path, calibrated: bool) -> LearnedFr
         if isinstance(state, dict):
             cal = _hashes(state.get(PEOPLE_KEY), str(cal_path))
     source = f"rm:{meta['name']}" + (_CAL_SUFFIX if calibrated and cal_path.is_file() else "")
-    return LearnedFrom(source, str(d), distilled, cal)
+    teacher = card.get("teacher_source")
+    taught = _hashes(card.get(TEACHER_KEY), str(d / META_FILE))
+    return LearnedFrom(
+        source, str(d), distilled, cal, teacher if isinstance(teacher, str) else None, taught
+    )
 
 
 def sidecar_path(labels_path: str | Path) -> Path:
@@ -195,8 +210,16 @@ def read_sidecars(labels_paths: Sequence[str | Path]) -> list[LearnedFrom]:
             isinstance(x, list) and all(isinstance(h, str) for h in x) for x in lists
         ):
             raise DataError(str(path), None, 'needs "source" and lists "distilled", "calibrated"')
+        teacher, taught = data.get("teacher"), data.get("taught") or []
         found.append(
-            LearnedFrom(source, str(where or path), frozenset(lists[0]), frozenset(lists[1]))
+            LearnedFrom(
+                source,
+                str(where or path),
+                frozenset(lists[0]),
+                frozenset(lists[1]),
+                teacher if isinstance(teacher, str) else None,
+                frozenset(h for h in taught if isinstance(h, str)),
+            )  # fmt: skip
         )
     return found
 
@@ -222,12 +245,13 @@ class PeopleOverlapError(UsageError):
 
     def describe(self, fix: str) -> str:
         """The one line, with ``fix`` (a parameter or a flag) as the way to go on anyway."""
+        whose = "the people's" if self.human.startswith("human:") else f"{self.human}'s"
         return (
-            f"{self.source} was {self.how} on the people's labels of {self.n_overlap} of the "
+            f"{self.source} was {self.how} on {whose} labels of {self.n_overlap} of the "
             f"{self.n_human} items {self.human} labels here ({self.where}); compared with those "
-            "labels it looks better than it is, and PPI's intervals need human labels the "
-            f"cheap source never learned from: use people's labels of other items, or pass "
-            f"{fix} to compare anyway"
+            "labels it looks better than it is, and PPI's intervals need labels the cheap "
+            f"source never learned from: use {self.human}'s labels of other items (held out of "
+            f"training), or pass {fix} to compare anyway"
         )
 
 
@@ -246,9 +270,9 @@ def check_people_overlap(
         PeopleOverlapError: the two meet and ``allow_overlap`` is False.
     """
     ids = sorted(set(human_item_ids))
-    both = learned.overlap(ids)
+    both = learned.overlap(ids, human)
     if both and not allow_overlap:
         raise PeopleOverlapError(
-            learned.source, human, len(both), len(ids), learned.how(both), learned.where
+            learned.source, human, len(both), len(ids), learned.how(both, human), learned.where
         )
     return both

@@ -307,6 +307,13 @@ class Rubric(_Spec):
         present = self.item_references(item)
         return [r.name for r in self.references if r.required and r.name not in present]
 
+    def missing_reference_note(self, item: Item) -> str | None:
+        """The required references ``item`` lacks, each with the field it is read from
+        (``"false_premise" (metadata.presupposition)``); None when it has them all."""
+        where = {r.name: r.from_ for r in self.references}
+        missing = self.missing_references(item)
+        return ", ".join(f'"{n}" ({where[n]})' for n in missing) if missing else None
+
     def reference_text(self, item: Item) -> str:
         """The item's references as the reward models read them: ``name: text`` blocks."""
         return "\n".join(f"{k}: {v}" for k, v in self.item_references(item).items())

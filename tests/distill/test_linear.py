@@ -267,7 +267,9 @@ def test_pairwise_items_are_refused_naming_the_tier(xs_set: TrainingSet) -> None
         response_a=[Message(role="assistant", content="Yes.")],
         response_b=[Message(role="assistant", content="No.")],
     )
-    with pytest.raises(UsageError, match=r"is pairwise; the linear tier .*use tier encoder") as e:
+    with pytest.raises(
+        UsageError, match=r"is pairwise; the linear tier .*use tier transformer"
+    ) as e:
         LinearRM("compliance").fit([pair, *xs_set.items[:3]], ["full_refusal"] * 4)
     assert e.value.param == "tier" and "--" not in str(e.value)
-    assert "use --tier encoder (Bradley-Terry) for pairs" in in_flags(e.value)
+    assert "use --tier transformer (Bradley-Terry) for pairs" in in_flags(e.value)

@@ -254,20 +254,22 @@ def estimates_section(
     level: float,
     seed: int,
     rubric: Rubric | None = None,
+    cluster: str | None = None,
 ) -> dict[str, Any]:
     """The rate of the rubric's behaviour from each cheap source plus the reference (PPI).
 
     Uses :func:`tinyjudge.estimate.estimate_rates`; a source it cannot use
     (no rubric with ``positive`` labels, too few reference labels) gets a note.
+    With ``cluster`` (the audit's ``group_by``) the intervals are cluster-robust.
     """
     from tinyjudge.estimate import estimate_rates
 
-    out: dict[str, Any] = {"by": by, "level": level, "sources": {}, "notes": []}
+    out: dict[str, Any] = {"by": by, "cluster": cluster, "level": level, "sources": {}, "notes": []}
     for source in cheap:
         try:
             rep = estimate_rates(
                 labels, items, cheap=source, human=reference, rubric=rubric, by=by,
-                level=level, seed=seed,
+                level=level, seed=seed, cluster=cluster,
             )  # fmt: skip
         except TinyjudgeError as e:
             out["notes"].append(f"{source}: no estimate ({e})")
@@ -421,7 +423,7 @@ def build_report(
     estimates = estimates_section(
         labels, items, reference=reference, by=slice_by[0] if slice_by else None,
         cheap=[s for s in others if not s.startswith("human:")], level=level, seed=seed,
-        rubric=rub,
+        rubric=rub, cluster=group_by,
     )  # fmt: skip
     return AuditReport(meta, sources, pairs, raters, slices, calib, notes, bias, estimates, figures)
 

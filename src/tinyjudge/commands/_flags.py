@@ -24,6 +24,7 @@ FLAGS: dict[str, str] = {
     "by": "--by",
     "chat_template": "--chat-template",
     "cheap": "--cheap",
+    "cluster": "--cluster",
     "compare": "--compare",
     "concurrency": "--concurrency",
     "gguf": "--gguf",

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
 
 from tinyjudge._present import format_interval
-from tinyjudge.errors import TinyjudgeError
 
 from ._io import (
     labels_rubric,
@@ -54,8 +54,6 @@ def command(
     from tinyjudge.audit.report import build_report, write_report
     from tinyjudge.datasets.jsonl import read_items
 
-    if report is None and json_out is None:
-        raise TinyjudgeError("nothing to write: pass --report OUT.html and/or --json OUT.json")
     refuse_writing_over_inputs(
         [(report, "--report"), (json_out, "--json")],
         [*((path, "labels file") for path in labels), (items, "--items file")],
@@ -67,7 +65,8 @@ def command(
         all_labels,
         labels,
         [s for s in sources if s.startswith("rm:")],
-        [s for s in sources if s.startswith("human:")],
+        # people, and the reference: a model's teacher as the truth on its own training items
+        [*(s for s in sources if s.startswith("human:") and s != reference), reference],
         model_dir,
         allow_overlap,
     )
@@ -92,17 +91,33 @@ def command(
     write_report(result, report, json_out)
     meta = result.data["meta"]
     level = f"{meta['level']:.0%}"
-    table = Table(title=f"agreement with {reference} ({level} CIs)")
-    for col in ("source", "n", "unscored", "accuracy", "kappa", "alpha"):
-        table.add_column(col, justify="left" if col == "source" else "right")
-    for r in result.data["pairs"]:
-        if r["a"] == reference:
-            table.add_row(
-                r["b"] + (" (vs the others' final)" if r.get("reference_without") else ""),
-                str(r["n"]), str(r["unscored"]), format_interval(r["accuracy"]),
-                format_interval(r["kappa"], r["kappa_ci"]), format_interval(r["alpha"]),
-            )  # fmt: skip
-    out.print(table)
-    for path in (report, json_out):
-        if path is not None:
-            out.print(f"wrote {path}")
+    rows = [r for r in result.data["pairs"] if r["a"] == reference]
+    out.print(_agreement_table(f"agreement with {reference} ({level} CIs)", "source", rows))
+    for key, by_value in result.data.get("slices", {}).items():
+        sliced = [(value, r) for value, got in by_value.items() for r in got]
+        title = f"agreement with {reference} by {key} ({level} CIs)"
+        out.print(_agreement_table(title, key.split(".")[-1], [r for _, r in sliced], sliced))
+    written = [path for path in (report, json_out) if path is not None]
+    for path in written:
+        out.print(f"wrote {path}")
+    if not written:
+        out.print("nothing written: pass --report OUT.html and/or --json OUT.json to keep it")
+
+
+def _agreement_table(
+    title: str, first: str, rows: list[dict[str, Any]], sliced: list[tuple[str, Any]] | None = None
+) -> Table:
+    """One row per source (per slice value and source, when ``sliced``)."""
+    table = Table(title=title)
+    for col in (first, *(["source"] if sliced else []), "n", "unscored", "accuracy", "kappa",
+                "alpha"):  # fmt: skip
+        table.add_column(col, justify="left" if col in (first, "source") else "right")
+    values = [v for v, _ in sliced] if sliced else [None] * len(rows)
+    for value, r in zip(values, rows, strict=True):
+        name = r["b"] + (" (vs the others' final)" if r.get("reference_without") else "")
+        table.add_row(
+            *([value, name] if value is not None else [name]),
+            str(r["n"]), str(r["unscored"]), format_interval(r["accuracy"]),
+            format_interval(r["kappa"], r["kappa_ci"]), format_interval(r["alpha"]),
+        )  # fmt: skip
+    return table

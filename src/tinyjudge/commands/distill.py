@@ -10,6 +10,7 @@ import typer
 from tinyjudge._people_methods import DEFAULT_PEOPLE_METHOD, PEOPLE_METHODS
 from tinyjudge.exploit import HardenConfig
 
+from ._bars import progress_bars, quiet_option, shows_bars
 from ._config_flags import config_flags
 from ._io import err, out, read_label_files, resolve_rubric
 from ._params import parse_params
@@ -54,6 +55,7 @@ def command(
     rater: list[str] = typer.Option(
         [], "--rater", help="dawid-skene: a human rater source, repeatable (default: --human)"
     ),
+    quiet: bool = quiet_option(),
     harden: bool = typer.Option(
         False, "--harden", help="harden against exploits (augmentation, adversarial rounds)"
     ),
@@ -77,20 +79,22 @@ def command(
     from tinyjudge.distill.hf import is_main_process, wait_for_everyone
 
     main = is_main_process()
-    if main:
+    if main and not quiet:
         # Training progress (epochs, loss) is logged by the transformer tier; show it live.
         progress_log = logging.getLogger("tinyjudge.distill")
         progress_log.setLevel(logging.INFO)
         progress_log.addHandler(RichHandler(console=err, show_path=False, show_time=False))
-    else:
+    elif not main:
         from transformers.utils import logging as transformers_logging
 
         transformers_logging.set_verbosity_error()  # one rank reports (its load report too)
     item_list, label_list = read_items(items), read_label_files(labels)
     rub = resolve_rubric(rubric)
+    bars = main and shows_bars(quiet)
     status = err.status(f"distilling {source} into a {tier} model...")
     with (
-        status if main else contextlib.nullcontext(),
+        status if bars else contextlib.nullcontext(),
+        progress_bars(quiet or not main),
         warnings.catch_warnings(record=True) as caught,
     ):
         warnings.simplefilter("always", SplitWarning)
@@ -126,6 +130,18 @@ def command(
         f"{result.model.name} ({tier}): trained on {result.n_train}, validated on {result.n_val}"
         f" ({result.n_unscored} unscored labels left out) -> {out_dir}"
     )
+    if result.n_no_item:
+        err.print(
+            f"note: {result.n_no_item} {source} labels name items not in {items}: left out "
+            "(pass the items file they were made from to train on them)",
+            markup=False,
+            soft_wrap=True,
+        )
+    if getattr(result.model, "tier", "") == "probe":
+        from tinyjudge.distill import default_cache_dir
+
+        where = getattr(result.model, "cache_dir", None) or default_cache_dir()
+        out.print(f"  embeddings cached in {where} (TINYJUDGE_CACHE moves it)", markup=False)
     if human is None:
         out.print(
             f"  agreement with {source}: accuracy {v['accuracy']:.3f}, "

@@ -37,9 +37,14 @@ def report_table(report: RateReport) -> Table:
     """
     level = report.overall.estimate.level
     method = report.overall.estimate.method
+    clustered = (
+        f", clustered by {report.cluster} ({report.overall.n_clusters} clusters)"
+        if report.cluster
+        else ""
+    )
     table = Table(
-        title=f"{report.rubric} positive rate (%): {report.cheap} + {report.human}, "
-        f"{method} and human-only {level:.0%} CIs",
+        title=f"rate of {report.behaviour} (%, rubric {report.rubric}): {report.cheap} + "
+        f"{report.human}, {method} and human-only {level:.0%} CIs{clustered}",
         title_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
@@ -66,7 +71,7 @@ def report_table(report: RateReport) -> Table:
 
 def command(
     labels: list[Path] = typer.Argument(..., help="labels JSONL file(s), any sources"),
-    items: Path = typer.Option(None, "--items", help="items JSONL (needed for --by)"),
+    items: Path = typer.Option(None, "--items", help="items JSONL (for --by and --cluster)"),
     cheap: str = typer.Option(..., "--cheap", help="the cheap source, e.g. judge:gpt-4"),
     human: str = typer.Option(..., "--human", help="the human source, e.g. human:final"),
     rubric: str = typer.Option(
@@ -78,6 +83,12 @@ def command(
     method: str = typer.Option("ppi++", "--method", help="ppi++ | ppi | stratified"),
     human_fraction: float = typer.Option(None, "--human-fraction", help="keep this share"),
     seed: int = typer.Option(0, "--seed", help="seed of --human-fraction's draw"),
+    cluster: str = typer.Option(
+        None,
+        "--cluster",
+        help="item key of dependent items, e.g. metadata.dialogue_id: cluster-robust CIs "
+        "(needs --items)",
+    ),
     json_out: Path = typer.Option(None, "--json", help="also write the figures as JSON"),
     model_dir: list[Path] = model_dir_option(),
     allow_overlap: bool = allow_overlap_option(),
@@ -106,6 +117,7 @@ def command(
         method=method,  # type: ignore[arg-type]
         human_fraction=human_fraction,
         seed=seed,
+        cluster=cluster,
     )
     out.print(report_table(report))
     c = report.counts
@@ -117,6 +129,7 @@ def command(
             ("human_without_cheap", f"{human} labels on items {cheap} did not score"),
             ("not_in_items", "labels of items not in --items"),
             ("human_held_back", f"{human} labels held back (--human-fraction)"),
+            ("no_cluster", f"items without {cluster} (each its own cluster)"),
         ]
         if c.get(k)
     ]

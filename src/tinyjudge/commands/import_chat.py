@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item
 
+from ._bars import progress_bars, quiet_option
 from ._io import REPLACE_LABELS_HELP, err, labels_to_keep, out, resolve_rubric, store_rubric
 
 if TYPE_CHECKING:
@@ -27,8 +28,24 @@ def _shown(text: str, width: int = 70) -> str:
 
 def _reading(item: Item) -> list[str]:
     """How an item was read: one line per message (role, text, tool calls, results, errors)."""
-    lines = [f"{item.id}: {len(item.messages)} messages"]
-    for i, m in enumerate(item.messages):
+    if item.is_pairwise:
+        sections = [("context", item.context or []), ("response_a", item.response_a or []),
+                    ("response_b", item.response_b or [])]  # fmt: skip
+        preferred = item.metadata.get("preferred")
+        lines = [f"{item.id}: a pair" + (f" (preferred: {preferred})" if preferred else "")]
+    else:
+        sections = [("", item.messages)]
+        lines = [f"{item.id}: {len(item.messages)} messages"]
+    for name, messages in sections:
+        if name:
+            lines.append(f"  {name}: {len(messages)} messages")
+        lines += _message_lines(messages)
+    return lines
+
+
+def _message_lines(messages: list[Any]) -> list[str]:
+    lines = []
+    for i, m in enumerate(messages):
         what = [f"  {i:>3} {m.role:<9}"]
         if m.reasoning:
             what.append(f"(reasoning {len(m.reasoning)} chars)")
@@ -67,13 +84,15 @@ def command(
     check: bool = typer.Option(
         False, "--check", help="print how the first rows are read, and write nothing"
     ),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Import your own agent transcripts as items, whichever framework wrote them.
 
     Read: OpenAI chat messages (SDK, vLLM, TRL), Anthropic Messages, OpenAI
     Responses items, Inspect AI logs (.eval, .json), SWE-agent .traj,
     OpenHands event streams, LangChain messages_to_dict, Claude Code session
-    logs. Every other column goes to the items' metadata. Rows without an id
+    logs; preference pairs (HH-RLHF chosen/rejected, TRL prompt/chosen/rejected)
+    as pairwise items. Every other column goes to the items' metadata. Rows without an id
     get one from their content. A bad row (no messages, no assistant turn)
     stops the import (file:line) and writes nothing, unless --skip-bad. With
     --rubric, an Inspect AI sample's scores that are labels of it become
@@ -90,11 +109,18 @@ def command(
         raise TinyjudgeError(f"--out {out_dir} is a file; give a folder to write into")
     rub = resolve_rubric(rubric) if rubric is not None else None
     limit = _CHECK_ROWS if check else None
-    got = import_chat(
-        path, id_field, messages_field, label_field, rub, source, skip_bad or check, limit
-    )
+    with progress_bars(quiet):
+        got = import_chat(
+            path, id_field, messages_field, label_field, rub, source, skip_bad or check, limit
+        )
     if check:
         _print_check(path, got)
+        if not got.items:
+            raise TinyjudgeError(
+                f"{path}: none of the first {_CHECK_ROWS} rows could be read "
+                f"({len(got.bad)} refused, reasons above); see --messages-field or the formats "
+                "in docs/formats.md"
+            )
         return
     assert out_dir is not None
     if not got.items:

@@ -14,6 +14,7 @@ from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item
 from tinyjudge.rubric import Rubric
 
+from ._bars import quiet_option, shows_bars
 from ._io import err, out, refuse_writing_over_inputs, resolve_rubric, store_rubric
 
 __all__ = ["command"]
@@ -64,6 +65,7 @@ def command(
     api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="env var of the key"),
     summary: Path = typer.Option(None, "--summary", help="also write the run summary as JSON"),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
+    quiet: bool = quiet_option(),
     limit: int = typer.Option(None, "--limit", min=1, help="judge only the first N items"),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="print the first prompt and the response format; call nothing"
@@ -163,7 +165,9 @@ def command(
         else:
             assert model is not None
             judge = Judge(rub, model, base_url=base_url, api_key=api_key, **common)
-        judgment = judge.run(item_list, progress=err if progress else False)
+        judgment = judge.run(
+            item_list, progress=err if shows_bars(quiet or not progress) else False
+        )
     write_jsonl(out_path, judgment.labels)
     store_rubric(rub, out_path.parent)
     out.print(f"wrote {len(judgment)} labels ({judgment.source}) -> {out_path}")

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from ._io import err, out, refuse_writing_over_inputs
+from ._bars import quiet_option, shows_bars
+from ._io import err, fail, out, refuse_writing_over_inputs
+
+if TYPE_CHECKING:
+    from tinyjudge.records import Label
 
 __all__ = ["command"]
 
@@ -25,6 +30,7 @@ def command(
         "HOST:PORT joins a cluster (needs the ray extra)",
     ),
     actors: int = typer.Option(2, "--actors", min=1, help="Ray actors (one model each)"),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Score items with a distilled reward model."""
     from rich.progress import Progress
@@ -50,9 +56,26 @@ def command(
         out.print(f"{n} labels scored on Ray ({ray}) -> {out_path}")
         return
     model = load_model(model_dir, calibrated=not raw)
-    with Progress(console=err, transient=True) as bar:
+    unscored: list[Label] = []
+    with Progress(console=err, transient=True, disable=not shows_bars(quiet)) as bar:
         task = bar.add_task(f"scoring with {model.name}", total=count_lines(items))
-        n = score_file(model, items, out_path, batch_size, lambda k: bar.advance(task, k))
+        n = score_file(model, items, out_path, batch_size, lambda k: bar.advance(task, k), unscored)
     # which people labels the model learned from, for estimate and audit to check
     write_sidecar(out_path, learned_from_model_dir(model_dir, calibrated=not raw))
     out.print(f"{n} labels (source {model.source}) -> {out_path}")
+    say_unscored(n, unscored, items)
+
+
+def say_unscored(n: int, unscored: list[Label], items: Path) -> None:
+    """Name the items left unscored (a reference the model reads was missing); fail when
+    none was scored."""
+    if not unscored:
+        return
+    first = unscored[0]
+    line = (
+        f"{len(unscored)} of {n} items unscored: {first.reason} (e.g. item {first.item_id!r}); "
+        f"add it to each item's metadata in {items}"
+    )
+    if len(unscored) == n:
+        fail(f"no item scored: {line}")
+    err.print(line, markup=False, soft_wrap=True)

@@ -100,7 +100,8 @@ def read_jsonl(
             except RecursionError:
                 err = DataError(str(p), lineno, "JSON nested too deep to read")
             except ValidationError as e:
-                err = DataError(str(p), lineno, describe_validation_error(e))
+                hint = _other_kind(obj, model)
+                err = DataError(str(p), lineno, describe_validation_error(e) + hint)
             except DataError as e:
                 err = e
             except ValueError as e:  # e.g. an integer of more than 4,300 digits
@@ -112,6 +113,21 @@ def read_jsonl(
             if on_error is None:
                 raise err
             on_error(err)
+
+
+def _other_kind(obj: dict[str, object], model: type[BaseModel]) -> str:
+    """A hint when a row is the other kind of record: files given in each other's place."""
+    if model is Item and "item_id" in obj and "source" in obj:
+        return (
+            "; this line is a label, not an item: is this the labels file given where the "
+            "items file goes? (items come first, then labels)"
+        )
+    if model is Label and ("messages" in obj or "response_a" in obj) and "item_id" not in obj:
+        return (
+            "; this line is an item, not a label: is this the items file given where a "
+            "labels file goes? (items come first, then labels)"
+        )
+    return ""
 
 
 def lone_surrogate(obj: object) -> str | None:

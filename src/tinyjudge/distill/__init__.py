@@ -23,7 +23,14 @@ from ._data import (
     training_set,
 )
 from ._distill import DistillResult, Hardening, agreement, distill, score_file
-from ._embed import EmbeddingCache, FrozenEncoder, bf16_fast, bf16_speedup, resolve_encoder
+from ._embed import (
+    EmbeddingCache,
+    FrozenEncoder,
+    bf16_fast,
+    bf16_speedup,
+    default_cache_dir,
+    resolve_encoder,
+)
 from ._ensemble import EnsembleRM, ensemble_fit
 from ._linear import LinearRM
 from ._load import TIERS, check_model_dir, load_model, make_model
@@ -42,6 +49,7 @@ __all__ = [
     "EnsembleRM",
     "ensemble_fit",
     "own_verdicts",
+    "default_cache_dir",
     "LinearRM",
     "ProbeRM",
     "TransformerRM",

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from tinyjudge._model_dir import FORMAT, FORMAT_VERSION, META_FILE, model_rubric, save_model_dir
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import TinyjudgeError, UsageError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
 
@@ -206,11 +206,59 @@ class RewardModel(ClassifierMixin, BaseEstimator):
         return f"rm:{self.name}" + ("+cal" if self.calibrator_ is not None else "")
 
     def score_items(self, items: Iterable[Item], batch_size: int = 64) -> list[Label]:
-        """Labels with source :attr:`source`, ``probs`` and the rubric's scalar ``score``."""
+        """Labels with source :attr:`source`, ``probs`` and the rubric's scalar ``score``.
+
+        When the model reads the rubric's references, an item lacking a required one
+        gets an ``unscored`` label naming the missing field: never a blind score.
+        """
         out: list[Label] = []
         for batch in batched(items, batch_size):
-            out += self.labels_for(batch, self.predict_proba(batch))
+            labels: list[Label | None] = [None] * len(batch)
+            pairs, singles = [], []  # a pairwise model scores a single rollout on its own
+            for i, it in enumerate(batch):
+                if note := self.blind_note(it):
+                    labels[i] = self._blind_label(it, note)
+                elif self.rubric.type == "pairwise" and not it.is_pairwise:
+                    singles.append(i)
+                else:
+                    pairs.append(i)
+            for idx, score in ((pairs, self._class_labels), (singles, self.reward_labels)):
+                if idx:
+                    for i, lab in zip(idx, score([batch[i] for i in idx]), strict=True):
+                        labels[i] = lab
+            out += [lab for lab in labels if lab is not None]
         return out
+
+    def _class_labels(self, items: list[Item]) -> list[Label]:
+        return self.labels_for(items, self.predict_proba(items))
+
+    def reward_labels(self, items: list[Item]) -> list[Label]:
+        """Labels of single items scored by a pairwise (Bradley-Terry) model, one each.
+
+        Raises:
+            UsageError: this tier has no pointwise reward for a pairwise rubric.
+        """
+        raise UsageError(
+            f"the {self.tier} tier scores items of its rubric's type ({self.rubric.type}); "
+            "give it pairs, or distill a transformer tier for a per-rollout reward",
+            param="tier",
+        )
+
+    def blind_note(self, item: Item) -> str | None:
+        """The required references ``item`` lacks, when this model reads references (else None)."""
+        if not self.rubric.reward_model.references:
+            return None
+        return self.rubric.missing_reference_note(item)
+
+    def _blind_label(self, item: Item, note: str) -> Label:
+        return Label(
+            item_id=item.id,
+            rubric=self.rubric.id,
+            rubric_hash=self.rubric.hash,
+            source=self.source,
+            status="unscored",
+            reason=f"missing reference {note}: the reward model reads it; not scored without it",
+        )
 
     def labels_for(self, items: Sequence[Item], P: np.ndarray) -> list[Label]:
         """Turn a probability matrix for ``items`` into Label records."""

@@ -31,13 +31,15 @@ class TrainingSet(NamedTuple):
 
     ``y_soft`` has one row per item and one column per rubric label (rubric
     order): the teacher's ``probs`` when it gave them, else one-hot.
-    ``n_unscored`` counts the source's ``unscored`` labels, left out of training.
+    ``n_unscored`` counts the source's ``unscored`` labels, left out of training;
+    ``n_no_item`` its labels of items not among those given, left out too.
     """
 
     items: list[Item]
     y_hard: list[str]
     y_soft: np.ndarray
     n_unscored: int
+    n_no_item: int = 0
 
 
 def training_set(
@@ -45,8 +47,8 @@ def training_set(
 ) -> TrainingSet:
     """Pair items with the labels of ``source`` under ``rubric``.
 
-    Labels of items absent from ``items`` are ignored, so a subset of the items
-    can be trained on with the full label file.
+    Labels of items absent from ``items`` are left out (and counted in ``n_no_item``),
+    so a subset of the items can be trained on with the full label file.
 
     Raises:
         TinyjudgeError: no labels of ``source`` (the message lists the sources
@@ -96,7 +98,9 @@ def training_set(
             f"the labels of {source!r} hold a single class {classes}; a reward model needs "
             f"at least 2 of {names}"
         )
-    return TrainingSet(kept, y_hard, targets([chosen[it.id] for it in kept], names), n_unscored)
+    no_item = sum(1 for i in chosen if i not in by_id)
+    Y = targets([chosen[it.id] for it in kept], names)
+    return TrainingSet(kept, y_hard, Y, n_unscored, no_item)
 
 
 def targets(labels: Sequence[Label], names: Sequence[str]) -> np.ndarray:

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from tinyjudge._people_items import PEOPLE_KEY, people_digest
+from tinyjudge._people_items import PEOPLE_KEY, TEACHER_KEY, people_digest
 from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label, unique_ids
 from tinyjudge.rubric import Rubric, load_rubric
@@ -53,6 +53,7 @@ class DistillResult(NamedTuple):
     n_train: int
     n_val: int
     n_unscored: int
+    n_no_item: int = 0
 
 
 def agreement(teacher: Sequence[str], student: Sequence[str]) -> dict[str, float]:
@@ -161,9 +162,15 @@ def distill(
     )
     if record is not None:
         model.card_["harden"] = record
+    taught = people_digest(ts.items[i].id for i in train)
+    # the teacher's labels it learned, so no one takes the teacher as truth on these items
+    model.card_[TEACHER_KEY] = taught
     if source.startswith("human:"):  # people were the teacher: every training item counts
-        model.card_[PEOPLE_KEY] = people_digest(ts.items[i].id for i in train)
-    return DistillResult(model, validation, len(train), len(val), ts.n_unscored)
+        model.card_[PEOPLE_KEY] = taught
+    if ts.n_no_item:
+        model.card_["n_labels_without_item"] = ts.n_no_item
+    n_train = _trained_on(model, len(train))
+    return DistillResult(model, validation, n_train, len(val), ts.n_unscored, ts.n_no_item)
 
 
 def _distill_with_people(
@@ -217,7 +224,15 @@ def _distill_with_people(
     model.card_[PEOPLE_KEY] = people_digest(
         it.id for it, person in zip(pt.items, pt.is_human, strict=True) if person
     )
-    return DistillResult(model, validation, len(train), len(val), n_unscored)
+    model.card_[TEACHER_KEY] = people_digest(it.id for it in pt.items)
+    return DistillResult(model, validation, _trained_on(model, len(train)), len(val), n_unscored)
+
+
+def _trained_on(model: RewardModel, n_split: int) -> int:
+    """The items the model was fitted on, as its card says (``worst_answer`` leaves out
+    answers that inherit an earlier label), else the training split's size."""
+    n = getattr(model, "card_", {}).get("n_train")
+    return int(n) if isinstance(n, int) else n_split
 
 
 def score_file(
@@ -226,12 +241,15 @@ def score_file(
     out_path: str | Path,
     batch_size: int = 64,
     on_batch: Callable[[int], None] | None = None,
+    unscored: list[Label] | None = None,
 ) -> int:
     """Score an items file into a labels file, streaming in batches.
 
     The output appears only when every item is scored (atomic rename).
     Items that share an id, or an ``out_path`` that is ``items_path``, are refused.
-    ``on_batch`` gets the number of items of each finished batch (for progress).
+    ``on_batch`` gets the number of items of each finished batch (for progress);
+    ``unscored``, when given, collects the labels written as ``unscored`` (an item
+    lacking a reference the model reads), for the caller to say so.
     Returns the number of labels written.
     """
     from tinyjudge._atomic import atomic_writer, refuse_writing_over_inputs
@@ -242,9 +260,10 @@ def score_file(
     with atomic_writer(out_path) as fh:
         items = unique_ids(read_jsonl(items_path, Item), str(items_path))
         for batch in batched(items, batch_size):
-            P = model.predict_proba(batch)
-            for lab in model.labels_for(batch, np.asarray(P)):
+            for lab in model.score_items(batch, batch_size):
                 fh.write(lab.model_dump_json(exclude_none=True) + "\n")
+                if unscored is not None and lab.status == "unscored":
+                    unscored.append(lab)
             n += len(batch)
             if on_batch is not None:
                 on_batch(len(batch))

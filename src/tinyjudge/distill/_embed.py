@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from tinyjudge._progress import progress
 from tinyjudge.errors import TinyjudgeError
 
 from ._shapes import SHAPES_VERSION, padded_batch
@@ -151,9 +152,12 @@ class FrozenEncoder:
         vecs = np.zeros((len(chunks), self.model.config.hidden_size), dtype=np.float32)
         weights = np.array([len(c) for c in chunks], dtype=np.float32)
         order = np.argsort(weights)  # similar lengths together: less padding
-        for s in range(0, len(chunks), self.batch_size):
-            idx = order[s : s + self.batch_size]
-            vecs[idx] = self._forward([chunks[j] for j in idx], torch)
+        what = f"embedding {len(texts):,} texts ({len(chunks):,} chunks)"
+        with progress(what, len(chunks)) as advance:
+            for s in range(0, len(chunks), self.batch_size):
+                idx = order[s : s + self.batch_size]
+                vecs[idx] = self._forward([chunks[j] for j in idx], torch)
+                advance(len(idx))
         out = []
         owner_arr = np.array(owner)
         for i, seq in enumerate(ids):

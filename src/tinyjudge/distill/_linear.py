@@ -230,7 +230,9 @@ class SoftLogistic:
     def predict_proba(self, X: Any) -> np.ndarray:
         logits = np.asarray(X @ self.coef_.T) + self.intercept_
         logits -= logits.max(axis=1, keepdims=True)
-        e = np.exp(logits)
+        # shares taken in float64: the present classes' mass is then 1 - absent to 1e-16, so
+        # the renormalisation that follows leaves an absent class's probability where it is
+        e = np.exp(logits).astype(np.float64)
         n_absent = self.k_ - len(self.present_)
         P = np.full((X.shape[0], self.k_), self.absent_p_)
         P[:, self.present_] = e / e.sum(axis=1, keepdims=True) * (1.0 - n_absent * self.absent_p_)
@@ -343,6 +345,6 @@ def _refuse_pairwise(items: list[Item], tier: str) -> None:
     if pair is not None:
         raise UsageError(
             f"item {pair!r} is pairwise; the {tier} tier scores single items; "
-            "use tier encoder (Bradley-Terry) for pairs",
+            "use tier transformer (Bradley-Terry) for pairs",
             param="tier",
         )

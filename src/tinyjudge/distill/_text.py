@@ -17,10 +17,10 @@ from __future__ import annotations
 from typing import Literal, NamedTuple
 
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Item, Message
+from tinyjudge.records import Item, Message, canonical_messages
 from tinyjudge.rubric import VIEWS, Rubric
 
-__all__ = ["View", "render_messages", "item_views", "answer_prefixes", "opening"]
+__all__ = ["View", "render_messages", "item_views", "as_pair", "answer_prefixes", "opening"]
 
 
 class View(NamedTuple):
@@ -101,10 +101,12 @@ def item_views(item: Item, view: str = "window", rubric: Rubric | None = None) -
     if view not in VIEWS:
         raise TinyjudgeError(f"unknown reward-model view {view!r}; views are {list(VIEWS)}")
     refs = rubric.reference_text(item) if rubric and rubric.reward_model.references else ""
+    # Every path reads messages as the server does, so one rollout gets one reward.
     if not item.is_pairwise:
-        one = _split(item.messages) if view == "window" else _narrow(item.messages, view)
+        msgs = canonical_messages(item.messages)
+        one = _split(msgs) if view == "window" else _narrow(msgs, view)
         return [one._replace(references=refs)]
-    ctx = item.context or []
+    ctx = canonical_messages(item.context or [])
     if view == "answer":
         ctx = []
     elif view != "window":
@@ -112,9 +114,23 @@ def item_views(item: Item, view: str = "window", rubric: Rubric | None = None) -
     context = render_messages(ctx)
     keep: Literal["end", "start"] = "end" if view == "window" else "start"
     return [
-        View(context, render_messages(item.response_a or []), keep, refs),
-        View(context, render_messages(item.response_b or []), keep, refs),
+        View(context, render_messages(canonical_messages(item.response_a or [])), keep, refs),
+        View(context, render_messages(canonical_messages(item.response_b or [])), keep, refs),
     ]
+
+
+def as_pair(item: Item) -> Item:
+    """A single item as a pair of its reply with itself: what a pairwise model reads of one
+    side (the context up to the last user turn, the reply after it), so a single rollout
+    is read as that model read each response in training."""
+    if item.is_pairwise:
+        return item
+    msgs = item.messages
+    last_user = max((i for i, m in enumerate(msgs) if m.role == "user"), default=-1)
+    if last_user in (-1, len(msgs) - 1):
+        last_user = len(msgs) - 2  # no reply after the last request: the final message is it
+    head, tail = msgs[: last_user + 1], msgs[last_user + 1 :]
+    return Item(id=item.id, context=head, response_a=tail, response_b=tail, metadata=item.metadata)
 
 
 def answer_prefixes(item: Item) -> list[Item]:

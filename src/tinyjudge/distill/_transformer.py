@@ -21,12 +21,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from tinyjudge.errors import TinyjudgeError, UsageError
-from tinyjudge.records import Item
+from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric
 
 from ._base import RewardModel, class_balance, init_common, model_rubric
 from ._shapes import padded_batch
-from ._text import View, item_views
+from ._text import View, as_pair, item_views
 from ._transformer_config import OPTION_NAMES, TransformerConfig
 from .hf import (
     ADAPTER_CONFIG,
@@ -149,6 +149,8 @@ class TransformerRM(RewardModel):
         self.card_["max_length"] = self.config.max_length
         self.card_["base"] = self.config.base
         self.card_["codec"] = self.codec_.kind
+        if self.pairwise:
+            self.card_["reward_reference"] = self.reward_reference_
         return self
 
     def _fit(self, items: list[Item], Y: np.ndarray, sample_weight: np.ndarray) -> None:
@@ -174,6 +176,8 @@ class TransformerRM(RewardModel):
         else:
             task = self._class_task(items, Y, sample_weight)
         self.train_report_ = train(self.model_, [task], self.train_plan(), self._evaluator())
+        if self.pairwise:  # what a single rollout's reward is read against (reward_labels)
+            self.reward_reference_ = float(np.mean(self.logits(self.__dict__.pop("_pair_views"))))
 
     def setup_model(self) -> None:
         """Load the base with a fresh head sized for the rubric (and its codec)."""
@@ -249,6 +253,7 @@ class TransformerRM(RewardModel):
         rejected = [v[1] if Y[i, ia] > Y[i, ib] else v[0] for v, i in zip(views, keep, strict=True)]
         # One encoding, chosen then rejected: one forward pass per step (as DDP needs).
         enc = self._encode(chosen + rejected)
+        self._pair_views = chosen + rejected
         n, pad = len(keep), self.tokenizer_.pad_token_id
         self.tokens_dropped_ = enc.dropped
 
@@ -322,6 +327,12 @@ class TransformerRM(RewardModel):
             z -= z.max(axis=1, keepdims=True)
             e = np.exp(z)
             return e / e.sum(axis=1, keepdims=True)
+        single = next((it.id for it in items if not it.is_pairwise), None)
+        if single is not None:
+            raise TinyjudgeError(
+                f"item {single!r} is a single rollout: a pairwise model's probabilities are of "
+                "pairs; score_items gives each single rollout its reward (reward_labels)"
+            )
         views = [v for it in items for v in item_views(it, self.view, self.rubric)]
         r = self.logits(views)[:, 0].astype(np.float64)
         p_a = 1.0 / (1.0 + np.exp(-(r[0::2] - r[1::2])))
@@ -330,6 +341,28 @@ class TransformerRM(RewardModel):
         P[:, self.classes_.index("a")] = p_a
         P[:, self.classes_.index("b")] = 1.0 - p_a
         return P
+
+    def reward_labels(self, items: list[Item]) -> list[Label]:
+        """Single rollouts scored on their own by a pairwise (Bradley-Terry) model.
+
+        Each is read as one side of a pair (:func:`as_pair`), as the model read every
+        response in training, so a pair's ``P(a)`` is ``sigmoid(r_a - r_b)`` of its two
+        sides scored alone. ``raw`` holds the model's scalar reward ``r``; ``score`` is
+        ``sigmoid(r - r_ref)``, where ``r_ref`` (the card's ``reward_reference``) is
+        the mean reward of the responses it was trained on: the probability, under the
+        model, that the rollout is preferred over a typical training response. A
+        model saved before the card had it uses ``r_ref = 0``. ``label`` and
+        ``probs`` are left empty: ``a``, ``b`` and ``tie`` are verdicts on pairs.
+        """
+        views = [item_views(as_pair(it), self.view, self.rubric)[0] for it in items]
+        r = self.logits(views)[:, 0].astype(np.float64)
+        ref = float(getattr(self, "card_", {}).get("reward_reference", 0.0))
+        score = 1.0 / (1.0 + np.exp(-(r - ref)))
+        return [
+            Label(item_id=it.id, rubric=self.rubric.id, rubric_hash=self.rubric.hash,
+                  source=self.source, score=float(s), raw={"reward": float(x)})
+            for it, s, x in zip(items, score, r, strict=True)
+        ]  # fmt: skip
 
     # -- saving ----------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from ._labels import RateReport, behaviour_value, estimate_rates
 from ._ppi import (
     Difference,
     MeanEstimate,
+    clustered_se,
     difference,
     newcombe_difference,
     normal_mean,
@@ -34,6 +35,7 @@ __all__ = [
     "normal_mean",
     "ppi_lambda",
     "ppi_mean",
+    "clustered_se",
     "difference",
     "newcombe_difference",
     "estimate_rate",

@@ -66,6 +66,8 @@ class RateReport(NamedTuple):
         counts: items and labels used and left out, by reason.
         held_back: when human labels were subsampled, the rate from all of them
             (``overall`` and each group): a check on the estimate.
+        cluster: the item key the intervals are clustered by (None: items independent).
+        positive: the rubric's labels whose rate this is.
     """
 
     rubric: str
@@ -78,6 +80,13 @@ class RateReport(NamedTuple):
     compare: tuple[str, str] | None
     counts: dict[str, int]
     held_back: dict[str, float]
+    cluster: str | None = None
+    positive: tuple[str, ...] = ()
+
+    @property
+    def behaviour(self) -> str:
+        """What the rate is of: the rubric's positive labels (``full_refusal or ...``)."""
+        return " or ".join(self.positive) or f"{self.rubric} positive"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready figures (infinite values become None)."""
@@ -86,6 +95,7 @@ class RateReport(NamedTuple):
             "cheap": self.cheap,
             "human": self.human,
             "by": self.by,
+            "cluster": self.cluster,
             "level": self.overall.estimate.level,
             "method": self.overall.estimate.method,
             "overall": _rate_dict(self.overall),
@@ -123,6 +133,7 @@ def _rate_dict(r: RateEstimate) -> dict[str, Any]:
         "cheap_mean": r.cheap_mean,
         "effective_n": _finite(r.effective_n),
         "gain": _finite(r.gain),
+        "n_clusters": r.n_clusters,
     }
 
 
@@ -169,6 +180,7 @@ def estimate_rates(
     n_strata: int = 5,
     human_fraction: float | None = None,
     seed: int = 0,
+    cluster: str | None = None,
 ) -> RateReport:
     """Estimate a behaviour's rate from a cheap source on all items and a few human labels.
 
@@ -189,6 +201,10 @@ def estimate_rates(
             random (to see what a few labels would give); the rate from all of them is
             reported beside, in ``held_back``.
         seed: seed of that draw.
+        cluster: a dotted item key whose value groups dependent items (the
+            dialogue of a turn, ``metadata.dialogue_id``): every interval is then
+            cluster-robust (see :func:`estimate_rate`). An item without the key is
+            its own cluster (counted in ``counts["no_cluster"]``).
 
     Returns:
         A :class:`RateReport`. ``counts`` holds ``items`` (scored by the cheap
@@ -212,8 +228,9 @@ def estimate_rates(
                 f"no labels from {name} source {src!r} under rubric {rubric_id!r}; "
                 f"sources present: {sorted(table)}"
             )
-    if by is not None and items is None:
-        raise UsageError(f"grouping by {by!r} needs the items: pass items", param="items")
+    for key, what in ((by, "grouping by"), (cluster, "clustering by")):
+        if key is not None and items is None:
+            raise UsageError(f"{what} {key!r} needs the items: pass items", param="items")
     if compare is not None and by is None:
         raise UsageError("comparing two groups needs a grouping key: pass by", param="by")
     if human_fraction is not None and not 0.0 < human_fraction <= 1.0:
@@ -254,15 +271,25 @@ def estimate_rates(
         y_val = {everyone[j]: y_val[everyone[j]] for j in sorted(chosen)}
         counts["human_held_back"] = len(everyone) - len(y_val)
     counts["items"], counts["human"] = len(ids), len(y_val)
+    where: dict[str, str] = {}
+    if cluster is not None and index is not None:
+        where = {i: str(v) if (v := index[i].get(cluster)) is not None else "\x00" + i for i in ids}
+        counts["no_cluster"] = sum(1 for v in where.values() if v.startswith("\x00"))
 
     def arrays(members: list[str]) -> tuple[np.ndarray, np.ndarray]:
         f = np.asarray([f_val[i] for i in members], dtype=float)
         y = np.asarray([y_val.get(i, np.nan) for i in members], dtype=float)
         return f, y
 
+    def clusters_of(members: list[str]) -> list[str] | None:
+        return [where[i] for i in members] if where else None
+
     def fit(members: list[str], what: str) -> RateEstimate:
         try:
-            return estimate_rate(*arrays(members), level=level, method=method, n_strata=n_strata)
+            return estimate_rate(
+                *arrays(members), level=level, method=method, n_strata=n_strata,
+                clusters=clusters_of(members),
+            )  # fmt: skip
         except UsageError as e:
             raise UsageError(f"{what}: {e}", param=e.param) from None
 
@@ -280,8 +307,10 @@ def estimate_rates(
             )
         a, b = ([i for i in ids if group[i] == g] for g in compare)
         comparison = compare_rates(
-            *arrays(a), *arrays(b), level=level, method=method, n_strata=n_strata
-        )
+            *arrays(a), *arrays(b), level=level, method=method, n_strata=n_strata,
+            clusters_a=clusters_of(a), clusters_b=clusters_of(b),
+        )  # fmt: skip
     return RateReport(
-        rub.id, cheap, human, by, overall, groups, comparison, compare, counts, held_back
-    )
+        rub.id, cheap, human, by, overall, groups, comparison, compare, counts, held_back, cluster,
+        tuple(rub.positive),
+    )  # fmt: skip

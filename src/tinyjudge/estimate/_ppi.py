@@ -35,6 +35,7 @@ __all__ = [
     "ppi_mean",
     "difference",
     "newcombe_difference",
+    "clustered_se",
 ]
 
 ArrayLike = Sequence[float] | np.ndarray
@@ -221,3 +222,58 @@ def newcombe_difference(y_a: ArrayLike, y_b: ArrayLike, *, level: float = 0.9) -
     hi = d + math.sqrt((wa.ci[1] - pa) ** 2 + (pb - wb.ci[0]) ** 2)
     se = math.hypot(wa.se, wb.se)
     return Difference(d, (lo, hi), se, level, "newcombe")
+
+
+def clustered_se(
+    y: ArrayLike, f: ArrayLike, clusters: Sequence[object] | np.ndarray, lam: float
+) -> tuple[float, int]:
+    """Cluster-robust (sandwich) standard error of the PPI estimate, and the cluster count.
+
+    Items in one cluster (the turns of one dialogue, the answers to one prompt) are
+    not independent. The estimate ``lam * mean(f_u) + mean(y - lam * f)_l`` is a sum
+    of per-item terms ``psi``: ``(r_i - mean(r)) / n`` on a labelled item
+    (``r = y - lam * f``), ``lam * (f_i - mean(f_u)) / N`` on an unlabelled one. Its
+    variance is the sum over clusters of each cluster's summed ``psi`` squared, times
+    ``G / (G - 1)`` (G clusters holding a term); terms of one cluster add before
+    squaring, so correlated items widen the interval as they should. With ``lam = 0``
+    it is the human-only mean's clustered error. One item per cluster gives the iid
+    error up to the small-sample factors.
+
+    Args:
+        y: the human label per item, NaN where none.
+        f: the cheap prediction per item.
+        clusters: the cluster of each item (any hashable values).
+        lam: the weight on the cheap predictions.
+
+    Raises:
+        UsageError: arrays of unequal length, or fewer than 2 clusters with labels.
+
+    >>> se, g = clustered_se([1, 1, 0, 0], [0.5] * 4, ["a", "a", "b", "b"], lam=0.0)
+    >>> round(se, 4), g  # two clusters of two identical labels: n is 2, not 4
+    (0.5, 2)
+    """
+    yy = np.asarray(y, dtype=float).ravel()
+    ff = _vector(f, "f")
+    keys = np.asarray([str(c) for c in clusters], dtype=object)
+    if not yy.size == ff.size == keys.size:
+        raise UsageError(
+            f"y, f and clusters must cover the same items: got {yy.size}, {ff.size}, {keys.size}"
+        )
+    has = ~np.isnan(yy)
+    n, N = int(has.sum()), int((~has).sum())
+    psi = np.zeros(yy.size)
+    if n:
+        r = yy[has] - lam * ff[has]
+        psi[has] = (r - r.mean()) / n
+    if N and lam:
+        psi[~has] = lam * (ff[~has] - ff[~has].mean()) / N
+    counted = has | (lam != 0.0)
+    _, index = np.unique(keys[counted], return_inverse=True)
+    sums = np.bincount(index, weights=psi[counted])
+    g = int(sums.size)
+    if len(np.unique(keys[has])) < 2:
+        raise UsageError(
+            f"need human labels in at least 2 clusters for a clustered interval, got "
+            f"{len(np.unique(keys[has]))}; label items of more clusters"
+        )
+    return math.sqrt(g / (g - 1) * float((sums**2).sum())), g

@@ -8,6 +8,7 @@ human-only one, so a user sees what the cheap labels bought.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -19,10 +20,12 @@ from ._ppi import (
     ArrayLike,
     Difference,
     MeanEstimate,
+    clustered_se,
     difference,
     newcombe_difference,
     ppi_mean,
     wilson_mean,
+    z_value,
 )
 
 __all__ = ["Method", "METHODS", "RateEstimate", "RateDifference", "estimate_rate", "compare_rates"]
@@ -45,6 +48,7 @@ class RateEstimate(NamedTuple):
         effective_n: human labels the human-only estimate would need for the same
             variance (``n * se_human^2 / se_ppi^2``).
         gain: ``effective_n / n_human``; above 1 means the cheap labels helped.
+        n_clusters: clusters the intervals are robust to (0: items taken as independent).
     """
 
     estimate: MeanEstimate
@@ -54,6 +58,7 @@ class RateEstimate(NamedTuple):
     cheap_mean: float
     effective_n: float
     gain: float
+    n_clusters: int = 0
 
     @property
     def rate(self) -> float:
@@ -84,6 +89,12 @@ def _check_method(method: str) -> None:
         raise UsageError(f"unknown method {method!r}; choose one of {list(METHODS)}")
 
 
+def _with_se(est: MeanEstimate, se: float, method: str) -> MeanEstimate:
+    z = z_value(est.level)
+    ci = (est.estimate - z * se, est.estimate + z * se)
+    return est._replace(se=se, ci=ci, method=method)
+
+
 def estimate_rate(
     cheap: ArrayLike,
     human: ArrayLike,
@@ -91,6 +102,7 @@ def estimate_rate(
     level: float = 0.9,
     method: Method = "ppi++",
     n_strata: int = 5,
+    clusters: Sequence[object] | np.ndarray | None = None,
 ) -> RateEstimate:
     """Estimate how often a behaviour occurs, with a valid interval.
 
@@ -104,19 +116,29 @@ def estimate_rate(
             :func:`select_for_labelling`. The first two need the human-labelled
             items to be a uniform random subset.
         n_strata: bins of the stratified design.
+        clusters: the cluster of each item (a dialogue, a prompt): both intervals
+            are then cluster-robust (:func:`clustered_se`; the human-only one a
+            normal interval on it), as wide as dependent items allow. Not with
+            ``stratified``.
 
     Returns:
         A :class:`RateEstimate`; intervals are clipped to [0, 1].
 
     Raises:
         TinyjudgeError: unequal lengths, cheap scores outside [0, 1], fewer than 2
-            human labels, or an unknown method.
+            human labels (or clusters), clusters with ``stratified``, or an unknown
+            method.
 
     >>> r = estimate_rate([0.9, 0.1, 0.8, 0.2, 0.9, 0.1], [1, 0, 1, np.nan, np.nan, np.nan])
     >>> r.n_human, r.n_items
     (3, 6)
     """
     _check_method(method)
+    if clusters is not None and method == "stratified":
+        raise UsageError(
+            "clusters with the stratified design are not supported: use ppi++ or ppi",
+            param="method",
+        )
     f = _probabilities(cheap)
     y = np.asarray(human, dtype=float).ravel()
     if y.size != f.size:
@@ -128,14 +150,21 @@ def estimate_rate(
     else:
         est = ppi_mean(y[has], f[has], f[~has], level=level, lam=None if method == "ppi++" else 1.0)
         base = wilson_mean(y[has], level=level)
+    n_clusters = 0
+    if clusters is not None:
+        se, n_clusters = clustered_se(y, f, clusters, est.lam)
+        est = _with_se(est, se, f"{method} clustered")
+        base = _with_se(base._replace(estimate=float(y[has].mean())),
+                        clustered_se(y, f, clusters, 0.0)[0], "normal clustered")  # fmt: skip
     if est.se > 0:
         eff = has.sum() * (base.se / est.se) ** 2
     else:
         eff = float(has.sum()) if base.se == 0 else math.inf
     gain = eff / has.sum()
     return RateEstimate(
-        _clip(est), _clip(base), int(has.sum()), int(f.size), float(f.mean()), float(eff), gain
-    )
+        _clip(est), _clip(base), int(has.sum()), int(f.size), float(f.mean()), float(eff), gain,
+        n_clusters,
+    )  # fmt: skip
 
 
 def compare_rates(
@@ -147,16 +176,23 @@ def compare_rates(
     level: float = 0.9,
     method: Method = "ppi++",
     n_strata: int = 5,
+    clusters_a: Sequence[object] | np.ndarray | None = None,
+    clusters_b: Sequence[object] | np.ndarray | None = None,
 ) -> RateDifference:
     """The difference of a behaviour's rate between two disjoint sets of items.
 
     For A/B checkpoints: each side is estimated as in :func:`estimate_rate` and,
     the two samples being independent, the variances add. The human-only
-    difference uses Newcombe's hybrid score interval (uniform designs).
+    difference uses Newcombe's hybrid score interval (uniform designs), or with
+    clusters the difference of the two clustered normal intervals.
     """
-    a = estimate_rate(cheap_a, human_a, level=level, method=method, n_strata=n_strata)
-    b = estimate_rate(cheap_b, human_b, level=level, method=method, n_strata=n_strata)
-    if method == "stratified":
+    a = estimate_rate(
+        cheap_a, human_a, level=level, method=method, n_strata=n_strata, clusters=clusters_a
+    )
+    b = estimate_rate(
+        cheap_b, human_b, level=level, method=method, n_strata=n_strata, clusters=clusters_b
+    )
+    if method == "stratified" or clusters_a is not None or clusters_b is not None:
         base = difference(a.human_only, b.human_only)
     else:
         ya, yb = np.asarray(human_a, dtype=float), np.asarray(human_b, dtype=float)

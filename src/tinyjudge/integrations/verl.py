@@ -10,7 +10,8 @@ In verl's config::
 
 (or set ``TINYJUDGE_REWARD_MODEL``). verl passes only the response text; the
 prompt is read from ``extra_info`` when the data set put it there (``messages``,
-``prompt`` or ``question``), so the exchange is scored as a whole.
+``prompt`` or ``question``), so the exchange is scored as a whole; ``extra_info``
+is the item's metadata, where a rubric's references are read.
 """
 
 from __future__ import annotations
@@ -61,6 +62,24 @@ def _rollout(
     return solution_str, None
 
 
+def _metadata(extra_info: dict[str, Any] | None) -> dict[str, Any] | None:
+    """verl's ``extra_info`` as the item's metadata (numpy values as plain Python); a
+    ``metadata`` object inside it is merged in."""
+    if not extra_info:
+        return None
+    out: dict[str, Any] = {}
+    for key, value in extra_info.items():
+        value = value.tolist() if hasattr(value, "tolist") else value
+        if key == "metadata" and isinstance(value, dict):
+            out.update(value)
+        else:
+            out[key] = value
+    return out
+
+
+_FIX = "put it in the row's extra_info (verl passes extra_info to compute_score)"
+
+
 def compute_score(
     data_source: str | None,
     solution_str: str,
@@ -77,13 +96,14 @@ def compute_score(
         solution_str: the decoded response.
         ground_truth: verl's reference answer (not used: the reward model judges).
         extra_info: the row's extra info; its ``messages``/``prompt``/``question``
-            is the exchange's prompt.
+            is the exchange's prompt, and all of it is the item's metadata (where
+            a rubric's references are read).
         model: a model directory or server URL (else ``$TINYJUDGE_REWARD_MODEL``).
         reward: labels whose probability is the reward (``"a,b"`` or a list).
         **kwargs: anything else verl passes; not used.
     """
     rollout, prompt = _rollout(solution_str, extra_info)
-    return _resolve(model, reward).rewards([rollout], [prompt])[0]
+    return _resolve(model, reward).rewards([rollout], [prompt], [_metadata(extra_info)], _FIX)[0]
 
 
 def compute_score_batch(
@@ -97,4 +117,5 @@ def compute_score_batch(
 ) -> list[float]:
     """Many responses at once, for verl's ``BatchRewardManager`` (one forward pass or request)."""
     pairs = [_rollout(s, e) for s, e in zip(solution_strs, extra_infos, strict=True)]
-    return _resolve(model, reward).rewards([r for r, _ in pairs], [p for _, p in pairs])
+    meta = [_metadata(e) for e in extra_infos]
+    return _resolve(model, reward).rewards([r for r, _ in pairs], [p for _, p in pairs], meta, _FIX)

@@ -131,11 +131,9 @@ def _usage(results: list[dict[str, Any]], cached: bool) -> dict[str, Any]:
 
 def blind_label(item: Item, rubric: Rubric, source: str, rubric_hash: str) -> Label | None:
     """The unscored label of an item lacking a required reference (never judged blind), or None."""
-    missing = rubric.missing_references(item)
-    if not missing:
+    named = rubric.missing_reference_note(item)
+    if named is None:
         return None
-    where = {r.name: r.from_ for r in rubric.references}
-    named = ", ".join(f'"{n}" ({where[n]})' for n in missing)
     return Label(
         item_id=item.id,
         rubric=rubric.id,

@@ -15,6 +15,7 @@ from ._read import (
     Transcript,
     Unread,
     canonical,
+    canonical_messages,
     read_messages,
     read_transcript,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "MESSAGE_FIELDS",
     "DEFAULT_SYSTEM_PROMPTS",
     "canonical",
+    "canonical_messages",
     "read_transcript",
     "read_messages",
 ]

@@ -21,14 +21,23 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from tinyjudge._http import describe_request_error
 from tinyjudge._memory import trimming
 from tinyjudge.datasets.jsonl import lone_surrogate
-from tinyjudge.errors import one_line
+from tinyjudge.errors import DataError, one_line
 from tinyjudge.records import Item, Label, Unread
 
 from ._batcher import MicroBatcher
 from ._guard import Guard
 from ._metrics import Metrics
 from ._options import ServerOptions
-from ._rollouts import Rollout, Scorer, read_item, read_rollout, reward_labels_for, reward_of
+from ._rollouts import (
+    Rollout,
+    Scorer,
+    metadata_of,
+    read_item,
+    read_rollout,
+    refuse_blind,
+    reward_labels_for,
+    reward_of,
+)
 
 if TYPE_CHECKING:
     from tinyjudge.cascade import AuditSampler
@@ -87,11 +96,27 @@ class RewardRequest(BaseModel):
     Responses items, ...), or a transcript object (an Anthropic request with its
     ``system``, a Responses ``input`` + ``output``). ``labels`` and other fields
     are ignored.
+
+    ``metadata`` (one object per rollout) becomes each rollout's item metadata, where
+    a rubric's references are read; without it, OpenRLHF's ``labels`` stand in when
+    every one is a JSON object (or its text). Other fields are ignored.
     """
 
     model_config = ConfigDict(extra="ignore")
     query: list[Rollout] = Field(min_length=1)
     prompts: list[Rollout | None] | None = None
+    metadata: list[dict[str, Any] | None] | None = None
+    labels: list[Any] | None = None
+
+    def metadata_list(self) -> list[dict[str, Any] | None]:
+        """Each rollout's metadata: ``metadata``, else ``labels`` when all are objects."""
+        if self.metadata is not None:
+            return list(self.metadata)
+        if self.labels is not None and len(self.labels) == len(self.query):
+            read = [metadata_of(lab) for lab in self.labels]
+            if all(m is not None for m in read):
+                return read
+        return [None] * len(self.query)
 
     @model_validator(mode="before")
     @classmethod
@@ -191,7 +216,15 @@ def create_app(
     def score_items(body: bytes) -> tuple[list[Item], list[Unread]]:
         req = _validated(ScoreRequest, body)
         at_most(len(req.items), "items")
+        seen(req.items, 'give each item its "metadata"')
         return req.items, [Unread(req.unread)]
+
+    def seen(items: list[Item], fix: str) -> None:
+        """422 for an item that lacks what the model reads: a reference, an answer."""
+        try:
+            refuse_blind(model, items, fix)
+        except DataError as e:
+            raise Refusal(422, str(e)) from None
 
     def reward_items(body: bytes) -> tuple[list[Item], list[Unread]]:
         req = _validated(RewardRequest, body)
@@ -200,6 +233,10 @@ def create_app(
             msg = f'"prompts" has {len(req.prompts)} entries but "query" has {len(req.query)}'
             raise Refusal(422, msg)
         prompts = [*req.prompts] if req.prompts else [None] * len(req.query)
+        metadata = req.metadata_list()
+        if len(metadata) != len(req.query):
+            msg = f'"metadata" has {len(metadata)} entries but "query" has {len(req.query)}'
+            raise Refusal(422, msg + ": send one object per rollout")
         for i, (q, p) in enumerate(zip(req.query, prompts, strict=True)):
             for what, text in (("query", q), ("prompt", p)):
                 if isinstance(text, str) and len(text) > opts.max_text_chars:
@@ -209,15 +246,23 @@ def create_app(
                         f"{opts.max_text_chars} (max_text_chars)",
                     )
         items, unread = [], []
-        for i, (q, p) in enumerate(zip(req.query, prompts, strict=True)):
+        for i, (q, p, m) in enumerate(zip(req.query, prompts, metadata, strict=True)):
             try:
-                item, left = read_rollout(q, p, i, opts.chat_template)
+                item, left = read_rollout(q, p, i, opts.chat_template, m)
             except ValidationError as e:
                 raise Refusal(422, describe_request_error(e)) from None
             except ValueError as e:  # a DataError from the text or the reader: one line
                 raise Refusal(422, f"query {i}: {e}") from None
+            if not any(msg.role == "assistant" for msg in item.messages):
+                roles = [msg.role for msg in item.messages]
+                raise Refusal(
+                    422,
+                    f"query {i}: no assistant turn to reward (roles read: {roles}); "
+                    "send the policy's reply in the rollout",
+                )
             items.append(item)
             unread.append(left)
+        seen(items, 'send one object per rollout in "metadata" holding it')
         return items, unread
 
     async def answer(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import DataError, TinyjudgeError
 from tinyjudge.records import (
     Item,
     Label,
@@ -31,6 +31,8 @@ __all__ = [
     "reward_labels_for",
     "reward_of",
     "describe_reward",
+    "refuse_blind",
+    "metadata_of",
 ]
 
 
@@ -64,6 +66,7 @@ def read_rollout(
     prompt: Rollout | None,
     index: int,
     chat_template: str | None = None,
+    metadata: dict[str, Any] | None = None,
 ) -> tuple[Item, Unread]:
     """An RL rollout as an item, and what in it no reader knew.
 
@@ -73,20 +76,27 @@ def read_rollout(
     ``chat_template``) is turned back into its messages; other text falls back
     to :func:`query_to_item`.
 
+    ``metadata`` becomes the item's metadata: where a rubric's references are read
+    (``metadata.presupposition``).
+
     Raises:
         ValueError: a rollout that holds no messages, or messages that are not
             messages (a pydantic ``ValidationError``).
     """
+    meta = dict(metadata or {})
     if isinstance(query, list | dict):
         transcript = read_transcript(query if isinstance(query, dict) else {"messages": query})
         item = Item.model_validate(
-            {"id": f"query:{index}", "messages": canonical(transcript.messages)}
+            {"id": f"query:{index}", "messages": canonical(transcript.messages), "metadata": meta}
         )
         return item, transcript.unread
     from_text = parse_chat_text(query, chat_template)
     if from_text:
-        return Item.model_validate({"id": f"query:{index}", "messages": from_text}), Unread()
-    return query_to_item(query, prompt if isinstance(prompt, str) else None, index), Unread()
+        got = Item.model_validate({"id": f"query:{index}", "messages": from_text, "metadata": meta})
+        return got, Unread()
+    item = query_to_item(query, prompt if isinstance(prompt, str) else None, index)
+    item.metadata = meta
+    return item, Unread()
 
 
 def rollout_to_item(
@@ -94,10 +104,48 @@ def rollout_to_item(
     prompt: Rollout | None,
     index: int,
     chat_template: str | None = None,
+    metadata: dict[str, Any] | None = None,
 ) -> Item:
     """An RL rollout as an item, the same whether it came as messages or as template text
     (:func:`read_rollout` without its tally)."""
-    return read_rollout(query, prompt, index, chat_template)[0]
+    return read_rollout(query, prompt, index, chat_template, metadata)[0]
+
+
+def metadata_of(value: Any) -> dict[str, Any] | None:
+    """A rollout's metadata given as an object, or as the JSON text of one (OpenRLHF sends
+    a row's ``label`` column as text); anything else is no metadata (None)."""
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        import json
+
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return None
+    return value if isinstance(value, dict) else None
+
+
+def refuse_blind(model: Scorer, items: list[Item], fix: str) -> None:
+    """Refuse rollouts that lack a reference the model reads: a reward is never given blind.
+
+    Args:
+        model: the reward model (one whose rubric reads no references passes anything).
+        items: the rollouts read as items.
+        fix: how this caller passes metadata, for the message.
+
+    Raises:
+        DataError: naming the first rollout, the missing reference and its field.
+    """
+    note = getattr(model, "blind_note", None)
+    if note is None:
+        return
+    for i, item in enumerate(items):
+        if missing := note(item):
+            raise DataError(
+                f"rollout {i}",
+                None,
+                f"missing reference {missing} that {model.name} reads; a reward without it "
+                f"would be blind: {fix}",
+            )
 
 
 def read_item(record: Any, unread: Unread) -> Any:

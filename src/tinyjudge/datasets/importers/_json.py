@@ -7,6 +7,7 @@ element instead of with one ``json.load``.
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -111,7 +112,8 @@ def read_jsonl_objects(
     """
     # Binary lines, as tinyjudge.datasets.jsonl reads them: a line that is not
     # UTF-8 is one bad record, not the end of the import.
-    with path.open("rb") as fh:
+    opened = gzip.open(path, "rb") if path.suffix.lower() == ".gz" else path.open("rb")
+    with opened as fh:
         for line, raw in enumerate(fh, start=1):
             if not raw.strip():
                 continue

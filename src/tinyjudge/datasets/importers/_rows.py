@@ -25,7 +25,7 @@ from ._logs import eval_zip_rows, json_array_rows, json_object_rows
 __all__ = ["Row", "read_rows", "jsonable", "ROW_FORMATS"]
 
 ROW_FORMATS = (
-    ".jsonl, .ndjson, .json (an object, an array or lines), .csv, .tsv, .parquet, "
+    ".jsonl (or .jsonl.gz), .ndjson, .json (an object, an array or lines), .csv, .tsv, .parquet, "
     "Inspect AI .eval, SWE-agent .traj, or a folder"
 )
 _TEXT_SUFFIXES = {".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet", ".pq", ".eval", ".traj"}
@@ -83,7 +83,9 @@ def read_rows(path: Path, on_error: Callable[[DataError], None] | None = None) -
         if (path / "dataset_dict.json").is_file() or (path / "state.json").is_file():
             yield from _saved_dataset(path)
             return
-        files = sorted(p for p in path.rglob("*") if p.suffix.lower() in _TEXT_SUFFIXES)
+        files = sorted(
+            p for p in path.rglob("*") if p.suffix.lower() in _TEXT_SUFFIXES or _gzipped_lines(p)
+        )
         if not files:
             raise DataError(str(path), None, f"a folder with no rows in it; expected {ROW_FORMATS}")
         for f in files:
@@ -116,11 +118,16 @@ def read_rows(path: Path, on_error: Callable[[DataError], None] | None = None) -
             if on_error is None:
                 raise err
             on_error(err)
-    elif suffix in (".jsonl", ".ndjson", ".json", ".txt", ""):
+    elif suffix in (".jsonl", ".ndjson", ".json", ".txt", "") or _gzipped_lines(path):
         for line, obj in read_jsonl_objects(path, on_error):
             yield Row(str(path), line, obj)
     else:
         raise DataError(str(path), None, f"cannot read {suffix!r} files; expected {ROW_FORMATS}")
+
+
+def _gzipped_lines(path: Path) -> bool:
+    """A gzipped JSON Lines file (``test.jsonl.gz``, as HH-RLHF ships)."""
+    return path.name.lower().endswith((".jsonl.gz", ".ndjson.gz"))
 
 
 def _one_object(path: Path) -> bool:

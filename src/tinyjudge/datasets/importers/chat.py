@@ -5,25 +5,30 @@ folder, or an agent framework's log (:func:`read_rows`); each row's transcript
 is read by :func:`tinyjudge.records.read_transcript`, whichever framework
 wrote it (OpenAI, Anthropic, Responses, Inspect AI, SWE-agent, OpenHands,
 LangChain), and every other column goes to the item's ``metadata``, so
-``--by metadata.checkpoint`` works in audit and estimate. What no reader knew
+``--by metadata.checkpoint`` works in audit and estimate. Preference rows
+(HH-RLHF's ``chosen``/``rejected`` text or message lists, TRL's ``prompt``,
+``chosen``, ``rejected``) become pairwise items, and with a pairwise rubric and a
+source, labels saying which side was chosen. What no reader knew
 is counted and named (``unread``), never passed over in silence.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from tinyjudge._progress import progress
 from tinyjudge.errors import DataError, UsageError
-from tinyjudge.records import MESSAGE_FIELDS, Item, Label, canonical, read_transcript
+from tinyjudge.records import MESSAGE_FIELDS, Item, Label, Unread, canonical, read_transcript
 from tinyjudge.records._read import is_claude_code_event, is_openhands_event
 
 from ._common import Imported
+from ._preference import is_preference_row, read_preference
 from ._rows import Row, jsonable, read_rows
 from .label_sheet import label_text, match_label
 
@@ -93,47 +98,66 @@ def import_chat(
             raise err
         out.bad.append(err)
 
-    for n, row in enumerate(_event_streams(read_rows(path, on_error=bad))):
-        if limit is not None and n >= limit:
-            break
-        try:
-            item, hashed, used, scores = _item(row, id_field, messages_field, label_field, out)
-        except DataError as err:
-            bad(err)
-            continue
-        where = f"{row.where}:{row.line}"
-        if item.id in seen:
-            how = " (an id made from the content: the same transcript twice)" if hashed else ""
-            raise DataError(
-                row.where, row.line, f'duplicate id "{item.id}", first at {seen[item.id]}{how}'
-            )
-        seen[item.id] = where
-        label = None
-        if rub is not None and label_field is not None:
-            value = label_text(row.data.get(label_field))
-            if value is not None:
-                label = Label(
-                    item_id=item.id,
-                    rubric=rub.id,
-                    rubric_hash=rub.hash,
-                    source=source or "",
-                    label=match_label(value, rub),
+    with progress(f"reading {path.name}") as advance:
+        for n, row in enumerate(_counted(_event_streams(read_rows(path, on_error=bad)), advance)):
+            if limit is not None and n >= limit:
+                break
+            try:
+                item, hashed, used, scores = _item(row, id_field, messages_field, label_field, out)
+            except DataError as err:
+                bad(err)
+                continue
+            where = f"{row.where}:{row.line}"
+            if item.id in seen:
+                how = " (an id made from the content: the same transcript twice)" if hashed else ""
+                raise DataError(
+                    row.where, row.line, f'duplicate id "{item.id}", first at {seen[item.id]}{how}'
                 )
+            seen[item.id] = where
+            label = None
+            if rub is not None and source and label_field is None and item.is_pairwise:
+                # a preference row's label is its preference: which side was chosen
+                label = Label(item_id=item.id, rubric=rub.id, rubric_hash=rub.hash, source=source,
+                              label=str(item.metadata["preferred"]))  # fmt: skip
                 if problem := rub.label_problem(label):
-                    bad(DataError(row.where, row.line, f"{label_field}: {problem}"))
-                    continue
-        scorer_labels = _scorer_labels(item, scores, rub) if rub is not None else []
-        if scores and len(scorer_labels) < len(scores):
-            taken = {lab.source.removeprefix("scorer:") for lab in scorer_labels}
-            item.metadata["scores"] = {k: jsonable(v) for k, v in scores.items() if k not in taken}
-        out.items.append(item)
-        if label is not None:
-            out.labels.append(label)
-        out.labels.extend(scorer_labels)
-        out.hashed_ids += hashed
-        meta_fields.update(dict.fromkeys(k for k in row.data if k not in used))
+                    raise UsageError(
+                        f"rubric {rub.id} cannot hold a preference ({problem}): give a pairwise "
+                        "rubric with labels a and b",
+                        param="rubric",
+                    )
+            if rub is not None and label_field is not None:
+                value = label_text(row.data.get(label_field))
+                if value is not None:
+                    label = Label(
+                        item_id=item.id,
+                        rubric=rub.id,
+                        rubric_hash=rub.hash,
+                        source=source or "",
+                        label=match_label(value, rub),
+                    )
+                    if problem := rub.label_problem(label):
+                        bad(DataError(row.where, row.line, f"{label_field}: {problem}"))
+                        continue
+            scorer_labels = _scorer_labels(item, scores, rub) if rub is not None else []
+            if scores and len(scorer_labels) < len(scores):
+                taken = {lab.source.removeprefix("scorer:") for lab in scorer_labels}
+                item.metadata["scores"] = {
+                    k: jsonable(v) for k, v in scores.items() if k not in taken
+                }
+            out.items.append(item)
+            if label is not None:
+                out.labels.append(label)
+            out.labels.extend(scorer_labels)
+            out.hashed_ids += hashed
+            meta_fields.update(dict.fromkeys(k for k in row.data if k not in used))
     out.metadata_fields = list(meta_fields)
     return out
+
+
+def _counted(rows: Iterator[Row], advance: Callable[[int], None]) -> Iterator[Row]:
+    for row in rows:
+        yield row
+        advance(1)
 
 
 def _event_streams(rows: Iterator[Row]) -> Iterator[Row]:
@@ -188,6 +212,8 @@ def _item(
     """The item of one row, whether its id was made from content, the columns used,
     and the scores the row's framework gave it (Inspect AI)."""
     data = row.data
+    if messages_field is None and is_preference_row(data):
+        return _pair_item(row, id_field, label_field, out)
     try:
         transcript = read_transcript(data, messages_field)
     except ValueError as e:
@@ -221,6 +247,38 @@ def _item(
         item.id = item.content_hash()[:16]
     out.unread.update(transcript.unread)
     return item, hashed, used, transcript.scores
+
+
+def _pair_item(
+    row: Row, id_field: str | None, label_field: str | None, out: ChatImport
+) -> tuple[Item, bool, set[str], dict[str, Any]]:
+    """The pairwise item of a preference row (``chosen``/``rejected``, maybe ``prompt``)."""
+    unread = Unread()
+    try:
+        pair, used = read_preference(row.data, unread)
+    except ValueError as e:
+        raise DataError(row.where, row.line, str(e)) from None
+    id_key = id_field or "id"
+    if id_field is not None and id_field not in row.data:
+        found = sorted(row.data)
+        raise DataError(row.where, row.line, f'missing id field "{id_field}"; found {found}')
+    raw_id = row.data.get(id_key)
+    used |= {id_key} | ({label_field} if label_field else set())
+    metadata = {k: jsonable(v) for k, v in row.data.items() if k not in used}
+    hashed = raw_id is None or str(raw_id).strip() == ""
+    try:
+        item = Item.model_validate(
+            {**pair, "id": "-" if hashed else str(raw_id),
+             "metadata": {**metadata, **pair["metadata"]}}
+        )  # fmt: skip
+    except ValidationError as e:
+        from tinyjudge.datasets.jsonl import describe_validation_error
+
+        raise DataError(row.where, row.line, describe_validation_error(e)) from None
+    if hashed:
+        item.id = item.content_hash()[:16]
+    out.unread.update(unread)
+    return item, hashed, used, {}
 
 
 def _roles(roles: list[Any]) -> str:

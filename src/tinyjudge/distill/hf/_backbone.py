@@ -3,7 +3,8 @@
 ``base`` is a local directory or a hub id of an encoder (BERT, MiniLM, RoBERTa,
 ...) or a decoder (Qwen2, Llama, ...), saved with any head: a decoder saved as
 a causal LM, as users start from, gets a fresh classification head read at the
-last non-pad token.
+last non-pad token; one saved with a classification head of another size gets a
+fresh head in its place.
 """
 
 from __future__ import annotations
@@ -85,10 +86,12 @@ def load_classifier(base: str, labels: dict[int, str], tokenizer: Any = None) ->
         for key in _ATTENTION_DROPOUT_KEYS:
             if hasattr(config, key):
                 setattr(config, key, 0.0)
+        # a base saved with a classification head of another size (a classifier, a
+        # reward model) is re-headed: that head is replaced by a fresh one
         model = AutoModelForSequenceClassification.from_pretrained(
-            path, config=config, dtype=torch.float32
+            path, config=config, dtype=torch.float32, ignore_mismatched_sizes=True
         )
-    except (OSError, ValueError, KeyError) as e:
+    except (OSError, ValueError, KeyError, RuntimeError) as e:
         raise ModelDirError(
             f"base={base!r} ({path}): cannot be loaded as a sequence classifier: "
             f"{str(e).splitlines()[0] if str(e) else type(e).__name__}; give a local model "

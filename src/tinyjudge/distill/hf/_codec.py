@@ -62,6 +62,15 @@ class _Pieces(NamedTuple):
     replies: list[list[int]]
 
 
+def quiet_length_warning(tokenizer: Any) -> None:
+    """Silence the tokenizer's "sequence length is longer than the specified maximum"
+    warning: every codec cuts (or chunks) what it tokenizes to the model's window itself,
+    so a long text is never fed whole and the warning would mislead."""
+    warned = getattr(tokenizer, "deprecation_warnings", None)
+    if isinstance(warned, dict):
+        warned["sequence-length-is-longer-than-the-specified-maximum"] = True
+
+
 def _tokenize(tokenizer: Any, views: list[View]) -> _Pieces:
     def ids(texts: list[str]) -> list[list[int]]:
         return list(tokenizer(texts, add_special_tokens=False)["input_ids"]) if texts else []
@@ -126,6 +135,7 @@ class PairCodec:
 
     def __init__(self, tokenizer: Any, token_types: bool):
         self.tokenizer = tokenizer
+        quiet_length_warning(tokenizer)
         self.token_types = token_types
         self._pair = _layout(tokenizer, pair=True)
         self._single = _layout(tokenizer, pair=False)
@@ -173,6 +183,7 @@ class ChatCodec:
 
     def __init__(self, tokenizer: Any):
         self.tokenizer = tokenizer
+        quiet_length_warning(tokenizer)
         pre, mid, post = self._frame(tokenizer)
 
         def ids(text: str) -> list[int]:

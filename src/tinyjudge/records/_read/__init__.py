@@ -8,7 +8,7 @@ OpenAI chat messages and their near relatives (Inspect's, SWE-agent's) in
 ``_chat``; which shape a row is, in ``_transcript``.
 """
 
-from ._canonical import DEFAULT_SYSTEM_PROMPTS, canonical
+from ._canonical import DEFAULT_SYSTEM_PROMPTS, canonical, canonical_messages
 from ._claude_code import is_claude_code_event
 from ._common import Unread
 from ._inspect import is_eval_log, sample_rows
@@ -27,6 +27,7 @@ __all__ = [
     "Transcript",
     "Unread",
     "canonical",
+    "canonical_messages",
     "read_transcript",
     "read_messages",
     "is_eval_log",

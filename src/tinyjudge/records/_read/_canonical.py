@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["DEFAULT_SYSTEM_PROMPTS", "canonical"]
+from .._messages import Message
+
+__all__ = ["DEFAULT_SYSTEM_PROMPTS", "canonical", "canonical_messages"]
 
 # System prompts that chat templates insert when the conversation has none.
 DEFAULT_SYSTEM_PROMPTS = frozenset(
@@ -68,3 +70,17 @@ def canonical(messages: list[Any]) -> list[Any]:
             m["tool_calls"] = [_arguments(c) for c in m["tool_calls"]]
         out.append(m)
     return out
+
+
+def canonical_messages(messages: list[Message]) -> list[Message]:
+    """Messages as the reward server reads them: through the one reader, then :func:`canonical`.
+
+    Every reward path (training, ``score``, ``serve``, the RL adapters, Ray) reads an
+    item's messages through this before a model sees them, so one rollout gets one
+    reward whichever way it arrived. Reading is idempotent: read messages read alike.
+    """
+    from ._common import Unread
+    from ._transcript import read_messages
+
+    dumped = [m.model_dump(mode="json", exclude_none=True) for m in messages]
+    return [Message.model_validate(m) for m in canonical(read_messages(dumped, Unread()))]
