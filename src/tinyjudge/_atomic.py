@@ -43,6 +43,8 @@ __all__ = [
     "current_umask",
     "check_writable",
     "refuse_writing_over_inputs",
+    "exclusive_lock",
+    "lock_path",
 ]
 
 _STAGING = ".new"
@@ -382,3 +384,46 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[IO[str]]:
         Path(tmp).unlink(missing_ok=True)
         _raise_if_full(e, p)
         raise
+
+
+def lock_path(path: str | os.PathLike[str]) -> Path:
+    """The sidecar lock file of ``path``: ``.NAME.lock`` beside it (hidden, never swept)."""
+    p = Path(path)
+    return p.parent / f".{p.name}.lock"
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: str | os.PathLike[str], timeout: float = 120.0) -> Iterator[None]:
+    """Hold the exclusive lock of ``path`` for a read-modify-write of it.
+
+    Every writer that reads a labels file and writes it back (an import, a judge
+    or a score run keeping other sources' labels, the labelling page) holds this
+    lock from its read to its rename, so two of them never lose each other's
+    update. The lock is ``flock`` on a sidecar file (the file itself is replaced
+    by each write, so it cannot carry the lock); the kernel drops it when its
+    holder dies.
+
+    Raises:
+        StorageError: another writer held it for ``timeout`` seconds.
+    """
+    lock = lock_path(path)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666 & ~current_umask())
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise StorageError(
+                        f"{path}: another process has been writing it for {timeout:.0f} s "
+                        f"(it holds {lock}); wait for it to finish, then run again"
+                    ) from None
+                time.sleep(0.02)
+            except OSError:  # a file system without flock: nothing to hold
+                break
+        yield
+    finally:
+        os.close(fd)

@@ -46,9 +46,11 @@ def command(
     allow_overlap: bool = allow_overlap_option(),
 ) -> None:
     """Agreement, bias probes and an HTML report for any label sources."""
+    from tinyjudge._stats import check_n_boot
     from tinyjudge.audit.report import build_report, write_report
     from tinyjudge.datasets.jsonl import read_items
 
+    check_n_boot(n_boot)  # before any file is read: 10^9 resamples would not fit in memory
     if report is None and json_out is None:
         raise TinyjudgeError("nothing to write: pass --report OUT.html and/or --json OUT.json")
     refuse_writing_over_inputs(
