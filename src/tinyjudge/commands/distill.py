@@ -64,9 +64,11 @@ def command(
     from rich.logging import RichHandler
 
     from tinyjudge.datasets.jsonl import read_items
-    from tinyjudge.distill import SplitWarning, distill
+    from tinyjudge.distill import SplitWarning, check_params, distill
     from tinyjudge.distill.hf import is_main_process, wait_for_everyone
 
+    params = parse_params(param)
+    check_params(params)  # before any file is read: C=-1 is one line, not a traceback later
     main = is_main_process()
     if main:
         # Training progress (epochs, loss) is logged by the transformer tier; show it live.
@@ -98,7 +100,7 @@ def command(
             human_method=human_method,
             human_weight=human_weight,
             raters=rater,
-            **parse_params(param),
+            **params,
         )
         if main:
             result.model.save(out_dir)

@@ -18,7 +18,7 @@ from ._data import TrainingSet, data_hash, group_keys, grouped_split, training_s
 from ._distill import DistillResult, agreement, distill, score_file
 from ._embed import EmbeddingCache, FrozenEncoder, bf16_fast, bf16_speedup, resolve_encoder
 from ._linear import LinearRM
-from ._load import TIERS, check_model_dir, load_model, make_model
+from ._load import TIERS, check_model_dir, check_params, load_model, make_model
 from ._merge import export_merged
 from ._multi import fit_multi_rubric
 from ._onnx import ExportReport, export_onnx
@@ -49,6 +49,7 @@ __all__ = [
     "bf16_speedup",
     "TIERS",
     "make_model",
+    "check_params",
     "load_model",
     "check_model_dir",
     "distill",

@@ -22,7 +22,7 @@ from ._linear import LinearRM
 from ._probe import ProbeRM
 from ._transformer import EncoderRM, TransformerRM
 
-__all__ = ["TIERS", "make_model", "check_model_dir", "load_model"]
+__all__ = ["TIERS", "PARAM_RANGES", "make_model", "check_params", "check_model_dir", "load_model"]
 
 # name -> class; the probe and transformer classes import torch only when used.
 TIERS: dict[str, type[RewardModel]] = {
