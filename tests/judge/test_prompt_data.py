@@ -97,8 +97,8 @@ def test_a_verdict_naming_no_agent_of_the_item_is_unscored(tmp_path: Path) -> No
 
 def test_a_redirect_to_another_origin_is_one_line_and_sends_nothing(tmp_path: Path) -> None:
     items = tmp_path / "items.jsonl"
-    write_jsonl(items, [Item(id="x", messages=[Message(role="user", content="secret plan"),
-                                               Message(role="assistant", content="ok")])])  # fmt: skip
+    turns = [Message(role="user", content="secret plan"), Message(role="assistant", content="ok")]
+    write_jsonl(items, [Item(id="x", messages=turns)])
     prompts: list[str] = []
 
     def elsewhere(h: Any, prompt: str) -> None:
