@@ -99,7 +99,7 @@ def test_a_member_that_inflates_to_a_gibibyte_is_one_line(tmp_path: Path, kind: 
     assert "limit per member" in line
     assert not (tmp_path / "out" / "items.jsonl").exists()
     # read up to the limit and no further (before: 2.1 GB, then an abort)
-    assert peak_kib < 900 * 1024, f"peak RSS {peak_kib / 1024:.0f} MiB"
+    assert peak_kib < 512 * 1024, f"peak RSS {peak_kib / 1024:.0f} MiB"  # measured: 169 MiB
 
 
 def test_members_together_are_bounded_per_file(
