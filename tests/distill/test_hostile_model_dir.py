@@ -23,7 +23,7 @@ from support import REPO, run_tinyjudge
 from tinyjudge._digest import file_sha256
 from tinyjudge._model_dir import CALIBRATION_FILE, META_FILE, listed_files, write_meta
 from tinyjudge.datasets.jsonl import write_jsonl
-from tinyjudge.distill import EncoderRM, TrainingSet, load_model
+from tinyjudge.distill import EncoderRM, LinearRM, TrainingSet, load_model
 from tinyjudge.distill.hf import check_hf_dir, load_classifier
 from tinyjudge.errors import ModelDirError
 
@@ -206,3 +206,41 @@ def test_every_from_pretrained_in_src_refuses_remote_code() -> None:
             if not safe and "trust_remote_code" not in names and "use_safetensors" not in names:
                 missing.append(f"{path.relative_to(REPO)}:{node.lineno}")
     assert not missing, f"from_pretrained without trust_remote_code=False: {missing}"
+
+
+@pytest.fixture(scope="module")
+def saved_linear(xs_set: TrainingSet, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    model = LinearRM("compliance", name="lin").fit(xs_set.items, xs_set.y_hard)
+    return model.save(tmp_path_factory.mktemp("linear") / "model")
+
+
+def _linear_vocab_index(d: Path) -> None:
+    vocab = json.loads((d / "vocab.json").read_text())
+    first = next(iter(vocab["vocab"]))
+    word = next(iter(vocab["vocab"][first]))
+    vocab["vocab"][first][word] = 10**9
+    (d / "vocab.json").write_text(json.dumps(vocab))
+
+
+def _linear_huge_tensor(d: Path) -> None:
+    header, data = _header(d / "weights.safetensors")
+    name = next(k for k in header if k != "__metadata__")
+    header[name]["data_offsets"] = [0, 2**62]
+    _write_header(d / "weights.safetensors", header, data)
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (_linear_vocab_index, r"vocab\.json: the \w+ vocabulary has index 1000000000; allowed"),
+        (_linear_huge_tensor, r"weights\.safetensors: tensor .* claims bytes 0\.\.461168601842"),
+    ],
+    ids=["vocab-index-10^9", "tensor-of-2^62-bytes"],
+)
+def test_a_hostile_linear_model_directory_is_one_line(
+    saved_linear: Path, tmp_path: Path, edit: Callable[[Path], None], match: str
+) -> None:
+    d = _hostile(saved_linear, tmp_path, edit)
+    with pytest.raises(ModelDirError, match=match) as e:
+        load_model(d)
+    assert "\n" not in str(e.value)

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import numpy as np
 from scipy import sparse
 
+from tinyjudge.errors import ModelDirError
 from tinyjudge.records import Item
 from tinyjudge.rubric import Rubric
 
@@ -192,6 +193,16 @@ class TextFeatures:
         feats = cls(opening_chars=meta["opening_chars"], view=view, rubric=rubric)
         feats.vocab_ = {k: dict(v) for k, v in meta["vocab"].items()}
         feats.idf_ = {k: arrays[f"idf.{k}"] for k in feats.vocab_}
+        for name, vocab in feats.vocab_.items():
+            # every index a column of its IDF array: one out of it (10^9) would fail at scoring
+            n = len(feats.idf_[name])
+            bad = next((i for i in vocab.values() if type(i) is not int or not 0 <= i < n), None)
+            if bad is not None or len(vocab) != n:
+                shown = f"index {str(bad)[:40]}" if bad is not None else f"{len(vocab)} entries"
+                raise ModelDirError(
+                    f"the {name} vocabulary has {shown}; allowed: indices 0..{n - 1}, "
+                    "one per IDF weight; re-distill the model"
+                )
         return feats
 
 
@@ -337,7 +348,12 @@ def load_text_head(cls: type[M], model_dir: Path, meta: dict[str, Any]) -> M:
     model = cls(model_rubric(model_dir, meta), meta["name"], **meta["params"])
     arrays = load_file(str(model_dir / "weights.safetensors"))
     vocab = json.loads((model_dir / "vocab.json").read_text())
-    model.features_ = TextFeatures.from_state(vocab, arrays, view=model.view, rubric=model.rubric)
+    try:
+        model.features_ = TextFeatures.from_state(
+            vocab, arrays, view=model.view, rubric=model.rubric
+        )
+    except ModelDirError as e:
+        raise ModelDirError(f"{model_dir / 'vocab.json'}: {e}") from None
     model.head_ = SoftLogistic.from_state(
         {k.removeprefix("head."): v for k, v in arrays.items() if k.startswith("head.")}
     )

@@ -21,6 +21,7 @@ from ._base import RewardModel
 from ._linear import LinearRM
 from ._probe import ProbeRM
 from ._transformer import EncoderRM, TransformerRM
+from .hf import check_hf_dir
 
 __all__ = ["TIERS", "PARAM_RANGES", "make_model", "check_params", "check_model_dir", "load_model"]
 
@@ -167,6 +168,8 @@ def load_model(model_dir: str | Path, calibrated: bool = True) -> RewardModel:
     """
     d = Path(model_dir)
     meta = check_model_dir(d, calibrated=False)
+    # Data, never code, and every safetensors header in bounds: whatever the tier.
+    check_hf_dir(d)
     try:
         model = TIERS[meta["tier"]]._load(d, meta)
     except TinyjudgeError as e:  # already one line (an edited rubric copy, bad params)
