@@ -6,9 +6,9 @@ that is renamed into place, so an output file is never left half-written.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -251,39 +251,34 @@ def write_labels(
 
     The writer owns the (source, rubric) pairs it writes; any other label in the
     file (people's ``human:`` labels from the labelling page, another judge's)
-    is kept, as it was, after the new ones, unless ``replace_labels``. The
-    labels are staged in a temporary file first (a long scoring run holds no
-    lock); the read of the old file and the rename of the new one happen under
-    the file's exclusive lock (:func:`~tinyjudge._atomic.exclusive_lock`), so a
-    concurrent writer's update is never lost.
+    is kept after the new ones, unless ``replace_labels``. The new labels stream
+    into the output's temporary file (a long scoring run holds no lock); the read
+    of the old file and the rename of the new one happen under the file's
+    exclusive lock (:func:`~tinyjudge._atomic.exclusive_lock`), so a concurrent
+    writer's update is never lost.
 
     Raises:
         UsageError: a line of the file is not a label (``path:line``), so what
             it holds cannot be kept: fix it, or pass ``replace_labels``.
     """
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
     owned: set[tuple[str, str]] = set()
     n = 0
-    with tempfile.TemporaryFile(dir=p.parent, prefix=f".{p.name}.", suffix=".part") as staged:
-        for lab in labels:
-            owned.add((lab.source, lab.rubric))
-            staged.write((_dump(lab) + "\n").encode("utf-8"))
-            n += 1
-        staged.flush()
-        with exclusive_lock(p):
+    with contextlib.ExitStack() as held:  # let go after the rename below
+        with atomic_writer(p) as fh:
+            for lab in labels:
+                owned.add((lab.source, lab.rubric))
+                fh.write(_dump(lab) + "\n")
+                n += 1
+            held.enter_context(exclusive_lock(p))
             others = _other_lines(p, owned)
             if isinstance(others, DataError):
                 if not replace_labels:
                     raise _unkeepable(others)
                 others = ([], Counter({"(unreadable file)": 1}))
             lines, sources = others
-            with atomic_writer(p) as fh:
-                staged.seek(0)
-                for raw in staged:
-                    fh.write(raw.decode("utf-8"))
-                if not replace_labels:
-                    fh.writelines(lines)
+            if not replace_labels:
+                fh.writelines(lines)
     counts = dict(sources)
     return KeptLabels(n, {} if replace_labels else counts, counts if replace_labels else {})
 
