@@ -124,8 +124,8 @@ def check_params(params: dict[str, Any]) -> None:
         UsageError: the first option out of range, with its value and the range.
     """
     for key, value in params.items():
-        if isinstance(value, bool) or value is None:
-            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue  # not a number at all: make_model names the type expected
         if key in PARAM_RANGES:
             low, high, low_open, whole = PARAM_RANGES[key]
             check_number(key, value, low, high, low_open=low_open, whole=whole)

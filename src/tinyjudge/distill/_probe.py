@@ -99,7 +99,10 @@ class ProbeRM(RewardModel):
                     )
         return self._enc
 
-    def _embeddings(self, views: list[View]) -> np.ndarray:
+    def _embeddings(self, items: list[Item]) -> np.ndarray:
+        return self._view_embeddings(self.views_of(items))
+
+    def _view_embeddings(self, views: list[View]) -> np.ndarray:
         enc = self._encoder()
         texts = {
             "opening": lambda v: opening(v.response, self.opening_chars),
@@ -137,7 +140,7 @@ class ProbeRM(RewardModel):
         return names
 
     def _features(self, views: list[View]) -> sparse.csr_matrix:
-        dense = sparse.csr_matrix(self._embeddings(views))
+        dense = sparse.csr_matrix(self._view_embeddings(views))
         if not self.text_features:
             return dense
         return sparse.hstack([self.features_.transform_views(views), dense], format="csr")
