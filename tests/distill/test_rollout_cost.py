@@ -61,11 +61,15 @@ def test_answer_views_are_the_views_of_the_prefixes(sycon, view: str) -> None:
 def test_a_context_is_bounded_and_keeps_the_end_of_the_window(sycon) -> None:
     items, _ = sycon
     long = _rollout(items, 400)
-    (v,) = item_views(long, "window")
+    (v,) = item_views(long, "window", _rubric("window"))
     assert len(v.context) == CONTEXT_CHARS
     assert v.context.endswith(long.messages[-2].text)  # the last request is kept
-    (first,) = item_views(long, "first_user_last_answer")
+    (first,) = item_views(long, "first_user_last_answer", _rubric("first_user_last_answer"))
     assert first.context.startswith("user: " + long.messages[0].text[:50])
+    assert answer_views(long, "window", _rubric("window"))[-1] == v
+    # one view of the whole item (combine: last) keeps all of it
+    (whole,) = item_views(long, "window", _rubric("window", "last"))
+    assert len(whole.context) > 10 * CONTEXT_CHARS and whole.context.endswith(v.context)
 
 
 @pytest.mark.parametrize(

@@ -48,11 +48,13 @@ class View(NamedTuple):
     references: str = ""
 
 
-# The context a view carries: its last (a window) or first (a narrowed view) characters.
-# Every tier reads a bounded context anyway (an encoder's max_length, a decoder's
-# window); the bound makes the cost of a view independent of the dialogue's length,
-# so scoring each answer of a rollout (``combine: worst_answer``) is linear in its turns.
-# 32,000 characters (about 8,000 tokens) hold every SYCON and tau-bench context whole.
+# The context of each answer's view under ``combine: worst_answer``: its last (a window)
+# or first (a narrowed view) characters. A dialogue of n turns has about n/2 answers, so
+# an unbounded context would make scoring it cost the square of its length; bounded, each
+# answer costs at most this much, and the whole rollout is linear in its turns. Every tier
+# reads a bounded context anyway (an encoder's max_length, a decoder's window). 32,000
+# characters (about 8,000 tokens) hold every SYCON and tau-bench context whole. A view of
+# the whole item (``combine: last``) keeps its whole context: there is one per item.
 CONTEXT_CHARS = 32_000
 
 
@@ -72,8 +74,9 @@ def render_messages(messages: list[Message]) -> str:
 class _Rendered:
     """Each message of a dialogue rendered at most once, on first use."""
 
-    def __init__(self, messages: list[Message]) -> None:
+    def __init__(self, messages: list[Message], limit: int | None = None) -> None:
         self.messages = messages
+        self.limit = limit  # the characters a context keeps (None: all)
         self._text: dict[int, str] = {}
 
     def __getitem__(self, i: int) -> str:
@@ -83,22 +86,25 @@ class _Rendered:
         return text
 
     def joined(self, start: int, stop: int, keep: Literal["end", "start"]) -> str:
-        """Messages ``start:stop`` as :func:`render_messages` gives them, cut to
-        :data:`CONTEXT_CHARS` at ``keep``'s end; only the messages that reach it are rendered."""
+        """Messages ``start:stop`` as :func:`render_messages` gives them, cut to ``limit``
+        characters at ``keep``'s end; only the messages that reach it are rendered."""
+        limit = self.limit
+        if limit is None:
+            return "\n".join(self[i] for i in range(start, stop))
         order = range(stop - 1, start - 1, -1) if keep == "end" else range(start, stop)
         parts: list[str] = []
         size = 0
         for i in order:
-            if size > CONTEXT_CHARS:
+            if size > limit:
                 break
             parts.append(self[i])
             size += len(parts[-1]) + 1
         if keep == "end":
             parts.reverse()
         text = "\n".join(parts)
-        if len(text) <= CONTEXT_CHARS:
+        if len(text) <= limit:
             return text
-        return text[-CONTEXT_CHARS:] if keep == "end" else text[:CONTEXT_CHARS]
+        return text[-limit:] if keep == "end" else text[:limit]
 
 
 def _last_user(msgs: list[Message], stop: int) -> int:
@@ -149,11 +155,18 @@ def _single(r: _Rendered, stop: int, view: str, refs: str) -> View:
     return one._replace(references=refs)
 
 
+def _limit(rubric: Rubric | None) -> int | None:
+    """How much context a view keeps: bounded where every answer is scored."""
+    worst = rubric is not None and rubric.reward_model.combine == "worst_answer"
+    return CONTEXT_CHARS if worst else None
+
+
 def item_views(item: Item, view: str = "window", rubric: Rubric | None = None) -> list[View]:
     """What a reward model reads: one view for a single item, two (``a``, ``b``) for a pair.
 
-    A view's context is at most :data:`CONTEXT_CHARS` characters: the end of the
-    window, or the start of a narrowed context.
+    Under a rubric whose ``reward_model.combine`` is ``worst_answer``, a view's
+    context is at most :data:`CONTEXT_CHARS` characters (the end of the window, or
+    the start of a narrowed context), as each answer's is in :func:`answer_views`.
 
     Args:
         item: the item.
@@ -168,14 +181,15 @@ def item_views(item: Item, view: str = "window", rubric: Rubric | None = None) -
         raise TinyjudgeError(f"unknown reward-model view {view!r}; views are {list(VIEWS)}")
     refs = rubric.reference_text(item) if rubric and rubric.reward_model.references else ""
     if not item.is_pairwise:
-        return [_single(_Rendered(item.messages), len(item.messages), view, refs)]
+        r = _Rendered(item.messages, _limit(rubric))
+        return [_single(r, len(item.messages), view, refs)]
     ctx = item.context or []
     if view == "answer":
         ctx = []
     elif view != "window":
         ctx = [m for m in ctx if m.role == "user"][:1] or ctx
     keep: Literal["end", "start"] = "end" if view == "window" else "start"
-    context = _Rendered(ctx).joined(0, len(ctx), keep)
+    context = _Rendered(ctx, _limit(rubric)).joined(0, len(ctx), keep)
     return [
         View(context, render_messages(item.response_a or []), keep, refs),
         View(context, render_messages(item.response_b or []), keep, refs),
@@ -215,7 +229,7 @@ def answer_views(item: Item, view: str = "window", rubric: Rubric | None = None)
     if view not in VIEWS:
         raise TinyjudgeError(f"unknown reward-model view {view!r}; views are {list(VIEWS)}")
     refs = rubric.reference_text(item) if rubric and rubric.reward_model.references else ""
-    r = _Rendered(item.messages)
+    r = _Rendered(item.messages, CONTEXT_CHARS)
     stops = [*_answer_cuts(item.messages), len(item.messages)]
     return [_single(r, stop, view, refs) for stop in stops]
 
