@@ -85,6 +85,10 @@ PLAN: dict[str, tuple[list[str], tuple[str, ...], str]] = {
         ["--data", "{data}", "--out", "{out}/reward_references.json"], ("sycon", "xstest"),
         "reward_references.json",
     ),
+    "rollout_length": (
+        ["--data", "{data}", "--out", "{out}/rollout_length.json"], ("sycon",),
+        "rollout_length.json",
+    ),
     "serve_load": (["--out", "{out}/serve_load.json"], (), "serve_load.json"),
     "step_baselines": (
         ["--data", "{data}", "--out", "{out}/step_baselines.json"], ("who_and_when",),

@@ -128,7 +128,9 @@ def test_a_signal_during_score_leaves_no_temporary_file(
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     out = out_dir / "scores.jsonl"
-    out.write_text("the old output\n")
+    # the old output: a person's label, which score keeps (issue 33) and a signal must not lose
+    old = '{"item_id":"x","rubric":"compliance","source":"human:alice","label":"full_refusal"}\n'
+    out.write_text(old)
     proc = _start_score(workspace, items, out)
     _wait_for_temporary(proc, out_dir)
     proc.send_signal(sig)
@@ -136,7 +138,7 @@ def test_a_signal_during_score_leaves_no_temporary_file(
     assert proc.returncode == (143 if sig == signal.SIGTERM else 130), err
     assert "Traceback" not in err
     assert _temporaries(out_dir) == []
-    assert out.read_text() == "the old output\n"
+    assert out.read_text() == old
 
 
 def test_a_kill_9_leftover_is_swept_by_the_next_write(workspace: Path, tmp_path: Path) -> None:

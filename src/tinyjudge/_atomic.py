@@ -43,6 +43,7 @@ __all__ = [
     "current_umask",
     "check_writable",
     "refuse_writing_over_inputs",
+    "exclusive_lock",
 ]
 
 _STAGING = ".new"
@@ -382,3 +383,66 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[IO[str]]:
         Path(tmp).unlink(missing_ok=True)
         _raise_if_full(e, p)
         raise
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: str | os.PathLike[str], timeout: float = 120.0) -> Iterator[None]:
+    """Hold the exclusive lock of the file at ``path`` for a read-modify-write of it.
+
+    Every writer that reads a labels file and writes it back (an import, a judge
+    or a score run keeping other sources' labels, the labelling page) holds this
+    lock from its read to its rename, so two of them never lose each other's
+    update. The lock is ``flock`` on the file itself: a writer replaces the file
+    (a rename), so a waiter that gets the lock checks that the path still names
+    the file it locked, and locks the new one if not. A file that did not exist
+    is created (empty) to be locked, and removed again if it is still empty and
+    unreplaced when the lock is let go. The kernel drops the lock when its holder
+    dies; no lock file is left behind.
+
+    Raises:
+        StorageError: another writer held it for ``timeout`` seconds.
+    """
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + timeout
+    while True:
+        created = not p.exists()
+        fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o666 & ~current_umask())
+        try:
+            _flock_until(fd, p, deadline, timeout)
+            st = os.fstat(fd)
+            try:
+                now = os.stat(p)
+            except FileNotFoundError:
+                now = None
+            if now is not None and (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino):
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # replaced while we waited: lock the file that is there now
+    try:
+        yield
+    finally:
+        if created:
+            with contextlib.suppress(OSError):
+                now = os.stat(p)
+                if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino) and now.st_size == 0:
+                    p.unlink()
+        os.close(fd)
+
+
+def _flock_until(fd: int, path: Path, deadline: float, timeout: float) -> None:
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise StorageError(
+                    f"{path}: another process has been writing it for {timeout:.0f} s; "
+                    "wait for it to finish, then run again"
+                ) from None
+            time.sleep(0.02)
+        except OSError:  # a file system without flock: nothing to hold
+            return

@@ -18,9 +18,30 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from tinyjudge._numbers import check_number
 from tinyjudge.errors import TinyjudgeError
 
-__all__ = ["BootstrapCI", "bootstrap_ci", "bootstrap_many", "cluster_indices"]
+__all__ = [
+    "BootstrapCI",
+    "MAX_BOOT",
+    "check_n_boot",
+    "bootstrap_ci",
+    "bootstrap_many",
+    "cluster_indices",
+]
+
+# More resamples than this add nothing to an interval and can exhaust memory
+# (each resample of each statistic is kept).
+MAX_BOOT = 100_000
+
+
+def check_n_boot(n_boot: int) -> None:
+    """``n_boot`` is a whole number in ``[1, MAX_BOOT]``.
+
+    Raises:
+        UsageError: naming ``n_boot``, the value and the range.
+    """
+    check_number("n_boot", n_boot, 1, MAX_BOOT, whole=True)
 
 
 class BootstrapCI(NamedTuple):
@@ -131,6 +152,7 @@ def bootstrap_many(
         raise TinyjudgeError(f"level must be in (0, 1), got {level}")
     if n_boot < 1:
         raise TinyjudgeError(f"n_boot must be at least 1, got {n_boot}")
+    check_n_boot(n_boot)
     if groups is not None and len(groups) != n:
         raise TinyjudgeError(f"groups has {len(groups)} entries for {n} items")
     clusters = cluster_indices(groups) if groups is not None else None

@@ -146,9 +146,14 @@ def score_file_on_ray(
     actors: int = 2,
     batch_size: int = 64,
     calibrated: bool = True,
+    replace_labels: bool = False,
 ) -> int:
-    """Score an items file on Ray into a labels file (written atomically); returns the count."""
-    from tinyjudge.datasets.jsonl import read_items, write_jsonl
+    """Score an items file on Ray into a labels file (written atomically); returns the count.
+
+    Other sources' labels already in ``out_path`` are kept unless ``replace_labels``
+    (:func:`~tinyjudge.datasets.write_labels`).
+    """
+    from tinyjudge.datasets.jsonl import read_items, write_labels
     from tinyjudge.distill import check_model_dir
 
     # a bad directory fails here, in one line, not inside an actor
@@ -156,7 +161,7 @@ def score_file_on_ray(
     init_ray(address)
     items = read_items(items_path)
     ds = score_dataset(items_to_ray(items), model_dir, actors, batch_size, calibrated)
-    return write_jsonl(out_path, labels_from_ray(ds))
+    return write_labels(out_path, labels_from_ray(ds), replace_labels).written
 
 
 class _JudgeActor:

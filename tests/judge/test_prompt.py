@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 from judge_helpers import pair, single
@@ -55,7 +56,10 @@ def test_pairwise_ba_swaps_the_responses() -> None:
 
 def test_schema_for_step_and_hint_rubrics() -> None:
     schema = verdict_schema(load_rubric("failure_step"), ["Planner", "Coder"])
-    assert schema["properties"]["label"]["enum"] == ["Planner", "Coder"]
+    # The item's agent names are data: never part of the schema (issue 33); the
+    # verdict's label is matched against them when it is read.
+    assert schema["properties"]["label"] == {"type": "string"}
+    assert "Planner" not in json.dumps(schema) and "Coder" not in json.dumps(schema)
     assert {"step", "hint", "label", "rationale"} <= set(schema["required"])
     plain = verdict_schema(load_rubric("compliance"))
     assert "step" not in plain["properties"] and "hint" not in plain["properties"]

@@ -13,6 +13,7 @@ asked (``if_worse``).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,6 +141,28 @@ def _groups(ids: Sequence[str], items: dict[str, Item], group_by: str | None) ->
     return [f"item:{i}" if v is None else f"group:{v!r}" for i, v in zip(ids, values, strict=True)]
 
 
+# A calibrator fitted on fewer labels of a class than this learns nothing about it;
+# on one class alone it maps every item to that class (and scores a perfect ECE).
+MIN_PER_CLASS = 5
+
+
+def check_label_counts(y: Sequence[str]) -> None:
+    """Refuse human labels of one class, or with fewer than :data:`MIN_PER_CLASS` of a
+    second one: there is nothing to calibrate against.
+
+    Raises:
+        UsageError: naming the counts and what is needed.
+    """
+    counts = Counter(y)
+    enough = [c for c, n in counts.items() if n >= MIN_PER_CLASS]
+    if len(enough) < 2:
+        shown = ", ".join(f"{c!r} {n}" for c, n in counts.most_common(6))
+        raise UsageError(
+            f"the human labels hold {shown or 'nothing'}; calibration needs at least two "
+            f"labels with {MIN_PER_CLASS} or more each: label more items of the other classes"
+        )
+
+
 def _fit(
     P: np.ndarray,
     y: list[str],
@@ -161,6 +184,7 @@ def _fit(
         raise UsageError(
             f"if_worse {if_worse!r}: choose one of {', '.join(IF_WORSE)}", param="if_worse"
         )
+    check_label_counts(y)
     check = compare_methods(
         method, P, y, classes=classes, groups=groups, n_splits=n_splits, n_boot=n_boot, seed=seed
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
@@ -19,6 +19,9 @@ from tinyjudge._atomic import refuse_writing_over_inputs
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Label
 from tinyjudge.rubric import Rubric, list_rubrics, load_rubric, save_rubric_copy, stored_rubric
+
+if TYPE_CHECKING:
+    from tinyjudge.datasets.jsonl import KeptLabels
 
 __all__ = [
     "out",
@@ -32,6 +35,8 @@ __all__ = [
     "refuse_writing_over_inputs",
     "labels_to_keep",
     "REPLACE_LABELS_HELP",
+    "write_labels_out",
+    "print_kept",
 ]
 
 REPLACE_LABELS_HELP = (
@@ -159,3 +164,27 @@ def labels_to_keep(path: Path, written: Sequence[Label], replace: bool) -> list[
             soft_wrap=True,
         )
     return [] if replace else others
+
+
+def write_labels_out(path: Path, labels: Sequence[Label], replace: bool) -> int:
+    """Write a verb's labels to ``--out``, keeping other sources' labels there, and say so.
+
+    Returns the number of the verb's own labels written.
+    """
+    from tinyjudge.datasets.jsonl import write_labels
+
+    written = write_labels(path, labels, replace)
+    print_kept(path, written)
+    return written.written
+
+
+def print_kept(path: Path, written: KeptLabels) -> None:
+    """One line on the other sources' labels kept in (or dropped from) ``path``."""
+    for counts, did in ((written.kept, "kept"), (written.dropped, "dropped (--replace-labels)")):
+        if counts:
+            listed = ", ".join(f"{s} {n}" for s, n in counts.items())
+            out.print(
+                f"  {did} {sum(counts.values())} labels of other sources in {path}: {listed}",
+                markup=False,
+                soft_wrap=True,
+            )

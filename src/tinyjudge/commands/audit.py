@@ -51,9 +51,11 @@ def command(
     ),
 ) -> None:
     """Agreement, bias probes and an HTML report for any label sources."""
+    from tinyjudge._stats import check_n_boot
     from tinyjudge.audit.report import build_report, write_report
     from tinyjudge.datasets.jsonl import read_items
 
+    check_n_boot(n_boot)  # before any file is read: 10^9 resamples would not fit in memory
     refuse_writing_over_inputs(
         [(report, "--report"), (json_out, "--json")],
         [*((path, "labels file") for path in labels), (items, "--items file")],

@@ -64,6 +64,7 @@ def command(
     With ``--source``, any label source that gives ``probs`` is calibrated the
     same way and its labels are written as a new source ``<source>+<method>``.
     """
+    from tinyjudge._stats import check_n_boot
     from tinyjudge.calibrate import (
         calibrate_model,
         calibrate_source,
@@ -73,6 +74,7 @@ def command(
     )
     from tinyjudge.datasets.jsonl import read_items
 
+    check_n_boot(n_boot)  # before any file is read: 10^9 resamples would not fit in memory
     fit: _FitOptions = {
         "method": method,
         "group_by": group_by,

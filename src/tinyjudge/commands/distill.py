@@ -75,9 +75,11 @@ def command(
     from rich.logging import RichHandler
 
     from tinyjudge.datasets.jsonl import read_items
-    from tinyjudge.distill import SplitWarning, distill
+    from tinyjudge.distill import SplitWarning, check_params, distill
     from tinyjudge.distill.hf import is_main_process, wait_for_everyone
 
+    params = parse_params(param)
+    check_params(params)  # before any file is read: C=-1 is one line, not a traceback later
     main = is_main_process()
     if main and not quiet:
         # Training progress (epochs, loss) is logged by the transformer tier; show it live.
@@ -112,7 +114,7 @@ def command(
             human_weight=human_weight,
             raters=rater,
             harden=_hardening(config, harden),
-            **parse_params(param),
+            **params,
         )
         if main:
             result.model.save(out_dir)

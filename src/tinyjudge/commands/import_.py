@@ -34,7 +34,7 @@ def command(
     already in OUT/labels.jsonl from other sources (people's, from the labelling
     page) stay, after the imported ones, unless --replace-labels.
     """
-    from tinyjudge._atomic import atomic_dir
+    from tinyjudge._atomic import atomic_dir, exclusive_lock
     from tinyjudge.datasets.importers import ImportStopped, run_import
     from tinyjudge.datasets.jsonl import write_jsonl
 
@@ -49,7 +49,7 @@ def command(
             else "nothing written"
         )
         fail(f"{stop}; {kept}; fix that record, or rerun with --skip-bad to import the rest")
-    with atomic_dir(out_dir, keep_others=True) as tmp:
+    with exclusive_lock(out_dir / "labels.jsonl"), atomic_dir(out_dir, keep_others=True) as tmp:
         n_items = write_jsonl(tmp / "items.jsonl", result.items)
         others = labels_to_keep(out_dir / "labels.jsonl", result.labels, replace_labels)
         n_labels = write_jsonl(tmp / "labels.jsonl", [*result.labels, *others]) - len(others)

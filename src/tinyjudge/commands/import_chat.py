@@ -99,7 +99,7 @@ def command(
     labels (scorer:<name>). Labels already in OUT/labels.jsonl from other
     sources stay, unless --replace-labels.
     """
-    from tinyjudge._atomic import atomic_dir
+    from tinyjudge._atomic import atomic_dir, exclusive_lock
     from tinyjudge.datasets.importers import import_chat
     from tinyjudge.datasets.jsonl import write_jsonl
 
@@ -125,7 +125,8 @@ def command(
     assert out_dir is not None
     if not got.items:
         raise TinyjudgeError(f"{path}: no items read (all {len(got.bad)} rows were bad)")
-    with atomic_dir(out_dir, keep_others=True) as tmp:
+    # the labels file's lock from the read of the kept labels to the swap
+    with exclusive_lock(out_dir / "labels.jsonl"), atomic_dir(out_dir, keep_others=True) as tmp:
         write_jsonl(tmp / "items.jsonl", got.items)
         if label_field is not None or got.labels:
             kept = labels_to_keep(out_dir / "labels.jsonl", got.labels, replace_labels)

@@ -12,11 +12,11 @@ from tinyjudge.errors import TinyjudgeError
 from ._io import (
     REPLACE_LABELS_HELP,
     err,
-    labels_to_keep,
     out,
     refuse_writing_over_inputs,
     resolve_rubric,
     store_rubric,
+    write_labels_out,
 )
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def command(
     Labels already in --out from other sources stay, after these, unless --replace-labels.
     """
     from tinyjudge.datasets.importers import import_labels
-    from tinyjudge.datasets.jsonl import read_items, write_jsonl
+    from tinyjudge.datasets.jsonl import read_items
 
     if aggregate == "majority":
         method: Method = "majority"
@@ -73,8 +73,8 @@ def command(
             f"{path}: no labels read ({len(got.bad)} bad rows, {got.empty} rows with no label); "
             f"{out_path} not written"
         )
-    kept = labels_to_keep(out_path, got.labels, replace_labels)
-    n = write_jsonl(out_path, [*got.labels, *kept]) - len(kept)
+    # under the file's lock: a concurrent import or the labelling page loses nothing
+    n = write_labels_out(out_path, got.labels, replace_labels)
     store_rubric(rub, out_path.parent)
     finals = sum(1 for lab in got.labels if lab.source == "human:final")
     out.print(

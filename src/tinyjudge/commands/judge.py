@@ -15,7 +15,15 @@ from tinyjudge.records import Item
 from tinyjudge.rubric import Rubric
 
 from ._bars import quiet_option, shows_bars
-from ._io import err, out, refuse_writing_over_inputs, resolve_rubric, store_rubric
+from ._io import (
+    REPLACE_LABELS_HELP,
+    err,
+    out,
+    refuse_writing_over_inputs,
+    resolve_rubric,
+    store_rubric,
+    write_labels_out,
+)
 
 __all__ = ["command"]
 
@@ -79,6 +87,7 @@ def command(
     panel_source: str = typer.Option(
         "judge:panel", "--panel-source", help="with --panel: the source of the panel's labels"
     ),
+    replace_labels: bool = typer.Option(False, "--replace-labels", help=REPLACE_LABELS_HELP),
 ) -> None:
     """Judge items with an LLM over any OpenAI-compatible endpoint.
 
@@ -89,9 +98,22 @@ def command(
     judges the items (labels ``judge:<model>``, resumed per member from the one
     cache) and the panel's vote is added as ``--panel-source``.
     """
-    from tinyjudge.datasets.jsonl import atomic_writer, read_items, write_jsonl
+    from tinyjudge.datasets.jsonl import atomic_writer, check_keepable, read_items
     from tinyjudge.judge import Judge, replay_server
+    from tinyjudge.judge._checks import check_numbers
 
+    # Every number refused here, before any item is read or any model loads.
+    check_numbers(
+        samples=samples,
+        temperature=temperature,
+        concurrency=concurrency,
+        max_retries=max_retries,
+        timeout=timeout,
+        max_reply_mb=max_reply_mb,
+        max_tokens=max_tokens,
+        price_in=price_in,
+        price_out=price_out,
+    )
     default_cache = out_path.with_name(out_path.name + ".cache.sqlite")
     cache_path = None if no_cache else (cache or default_cache)
     refuse_writing_over_inputs(
@@ -109,6 +131,7 @@ def command(
         for path in (out_path, summary):
             if path is not None:
                 check_writable(path)
+        check_keepable(out_path, replace_labels)  # other sources' labels stay: readable?
     if not item_list:
         raise TinyjudgeError(f"{items}: no items")
     if limit is not None:
@@ -145,7 +168,10 @@ def command(
         cache=cache_path, prices=prices, samples=samples, temperature=temperature, **options
     )
     if members is not None:
-        _run_panel(item_list, rub, members, panel_vote, panel_source, out_path, summary, common)
+        _run_panel(
+            item_list, rub, members, (panel_vote, panel_source), (out_path, replace_labels),
+            summary, common,
+        )  # fmt: skip
         return
     api_key = os.environ.get(api_key_env) or None
     with ExitStack() as stack:
@@ -168,7 +194,7 @@ def command(
         judgment = judge.run(
             item_list, progress=err if shows_bars(quiet or not progress) else False
         )
-    write_jsonl(out_path, judgment.labels)
+    write_labels_out(out_path, judgment.labels, replace_labels)
     store_rubric(rub, out_path.parent)
     out.print(f"wrote {len(judgment)} labels ({judgment.source}) -> {out_path}")
     if cache_path is not None:
@@ -217,14 +243,17 @@ def _run_panel(
     items: list[Item],
     rubric: Rubric,
     members: list[Any],
-    vote: str,
-    source: str,
-    out_path: Path,
+    how: tuple[str, str],
+    where: tuple[Path, bool],
     summary: Path | None,
     options: dict[str, Any],
 ) -> None:
-    """Judge with every member, then the vote; write all labels and print each member's run."""
-    from tinyjudge.datasets.jsonl import atomic_writer, write_jsonl
+    """Judge with every member, then the vote (``how``: vote, source); write all labels to
+    ``where`` (path, replace_labels) and print each member's run."""
+    from tinyjudge.datasets.jsonl import atomic_writer
+
+    vote, source = how
+    out_path, replace_labels = where
     from tinyjudge.judge._panel import Panel
 
     def report(judgment: Any) -> None:
@@ -234,7 +263,7 @@ def _run_panel(
 
     panel = Panel(rubric, members, source=source, vote=vote, **options)  # type: ignore[arg-type]
     result = panel.run(items, progress=report)
-    write_jsonl(out_path, result.labels)
+    write_labels_out(out_path, result.labels, replace_labels)
     store_rubric(rubric, out_path.parent)
     ok = sum(lab.status == "ok" for lab in result.panel)
     out.print(

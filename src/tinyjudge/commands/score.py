@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from ._bars import quiet_option, shows_bars
-from ._io import err, fail, out, refuse_writing_over_inputs
+from ._io import REPLACE_LABELS_HELP, err, fail, out, print_kept, refuse_writing_over_inputs
 
 if TYPE_CHECKING:
     from tinyjudge.records import Label
@@ -31,15 +31,17 @@ def command(
     ),
     actors: int = typer.Option(2, "--actors", min=1, help="Ray actors (one model each)"),
     quiet: bool = quiet_option(),
+    replace_labels: bool = typer.Option(False, "--replace-labels", help=REPLACE_LABELS_HELP),
 ) -> None:
     """Score items with a distilled reward model."""
     from rich.progress import Progress
 
     from tinyjudge._people_items import learned_from_model_dir, write_sidecar
-    from tinyjudge.datasets.jsonl import count_lines
+    from tinyjudge.datasets.jsonl import check_keepable, count_lines
     from tinyjudge.distill import load_model, score_file
 
     refuse_writing_over_inputs([(out_path, "--out")], [(items, "items file")])
+    check_keepable(out_path, replace_labels)  # before the model loads
     if ray is not None:
         from tinyjudge.scale import score_file_on_ray
 
@@ -51,6 +53,7 @@ def command(
             actors=actors,
             batch_size=batch_size,
             calibrated=not raw,
+            replace_labels=replace_labels,
         )
         write_sidecar(out_path, learned_from_model_dir(model_dir, calibrated=not raw))
         out.print(f"{n} labels scored on Ray ({ray}) -> {out_path}")
@@ -59,7 +62,16 @@ def command(
     unscored: list[Label] = []
     with Progress(console=err, transient=True, disable=not shows_bars(quiet)) as bar:
         task = bar.add_task(f"scoring with {model.name}", total=count_lines(items))
-        n = score_file(model, items, out_path, batch_size, lambda k: bar.advance(task, k), unscored)
+        n = score_file(
+            model,
+            items,
+            out_path,
+            batch_size,
+            lambda k: bar.advance(task, k),
+            unscored=unscored,
+            replace_labels=replace_labels,
+            on_written=lambda kept: print_kept(out_path, kept),
+        )
     # which people labels the model learned from, for estimate and audit to check
     write_sidecar(out_path, learned_from_model_dir(model_dir, calibrated=not raw))
     out.print(f"{n} labels (source {model.source}) -> {out_path}")

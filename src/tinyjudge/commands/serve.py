@@ -62,18 +62,16 @@ def command(
 ) -> None:
     """Serve a reward model over HTTP for RL loops (POST /score, /get_reward)."""
     from tinyjudge._extras import require_extra
+    from tinyjudge._numbers import check_number
 
-    require_extra("serve", "tinyjudge serve")
-    # PyTorch's idle OpenMP threads sleep instead of spinning, leaving the cores to the
-    # HTTP work between batches. Set before any OpenMP runtime loads (scikit-learn's
-    # comes with the model code); the user's own setting wins.
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    from tinyjudge.distill import load_model
-    from tinyjudge.serve import ServerOptions, describe_reward, reward_labels_for, run_server
-
+    # Refused before anything heavy is imported or loaded: a refused start costs nothing.
+    check_number("max_body_mb", max_body_mb, 0, 4096, low_open=True, unit=" MiB")
+    check_number("max_wait_ms", max_wait_ms, 0, 10_000, unit=" ms")
     if max_batch < 1:
         fail(f"--max-batch must be at least 1, got {max_batch}")
-    # Checked before the model loads: a refused bind costs nothing.
+    require_extra("serve", "tinyjudge serve")
+    from tinyjudge.serve import ServerOptions
+
     options = ServerOptions(
         host=host, port=port, token=token, insecure_no_token=insecure_no_token,
         allowed_hosts=tuple(allowed_host or ()), max_batch=max_batch, max_wait_ms=max_wait_ms,
@@ -81,6 +79,13 @@ def command(
         max_text_chars=max_text_chars, chat_template=chat_template,
         reward=reward.split(",") if reward else None,
     )  # fmt: skip
+    # PyTorch's idle OpenMP threads sleep instead of spinning, leaving the cores to the
+    # HTTP work between batches. Set before any OpenMP runtime loads (scikit-learn's
+    # comes with the model code); the user's own setting wins.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    from tinyjudge.distill import load_model
+    from tinyjudge.serve import describe_reward, reward_labels_for, run_server
+
     model = load_model(model_dir)
     try:
         labels = reward_labels_for(model, list(options.reward) if options.reward else None)

@@ -6,16 +6,18 @@ that is renamed into place, so an output file is never left half-written.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from tinyjudge._atomic import atomic_writer
-from tinyjudge.errors import DataError
+from tinyjudge._atomic import atomic_writer, exclusive_lock
+from tinyjudge.errors import DataError, UsageError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
 
@@ -25,6 +27,9 @@ __all__ = [
     "read_labels",
     "labels_from_other_sources",
     "write_jsonl",
+    "write_labels",
+    "check_keepable",
+    "KeptLabels",
     "atomic_writer",
     "append_jsonl",
     "count_lines",
@@ -201,6 +206,97 @@ def labels_from_other_sources(
         return []
     owned = {(lab.source, lab.rubric) for lab in written}
     return [lab for lab in read_jsonl(path, Label) if (lab.source, lab.rubric) not in owned]
+
+
+class KeptLabels(NamedTuple):
+    """What :func:`write_labels` wrote: its own labels, and the others' it kept or dropped.
+
+    Attributes:
+        written: the labels given to write.
+        kept: other sources' labels kept in the file, by source.
+        dropped: other sources' labels dropped (``replace_labels``), by source.
+    """
+
+    written: int
+    kept: dict[str, int]
+    dropped: dict[str, int]
+
+
+def _other_lines(
+    path: Path, owned: set[tuple[str, str]]
+) -> tuple[list[str], Counter[str]] | DataError:
+    """The file's labels that belong to no (source, rubric) in ``owned``, as lines."""
+    keep: list[str] = []
+    sources: Counter[str] = Counter()
+    if not path.exists():
+        return keep, sources
+    try:
+        for lab in read_jsonl(path, Label):
+            if (lab.source, lab.rubric) not in owned:
+                sources[lab.source] += 1
+                keep.append(_dump(lab) + "\n")
+    except DataError as e:
+        return e
+    return keep, sources
+
+
+def _unkeepable(problem: DataError) -> UsageError:
+    return UsageError(
+        f"{problem}; the labels already there from other sources are kept and this line "
+        "cannot be: fix or remove it, or pass replace_labels to drop them all",
+        "replace_labels",
+    )
+
+
+def check_keepable(path: str | os.PathLike[str], replace_labels: bool = False) -> None:
+    """Refuse, before any work, a labels file whose other labels could not be kept.
+
+    Raises:
+        UsageError: a line of ``path`` is not a label and ``replace_labels`` is off.
+    """
+    if not replace_labels:
+        problem = _other_lines(Path(path), set())
+        if isinstance(problem, DataError):
+            raise _unkeepable(problem)
+
+
+def write_labels(
+    path: str | os.PathLike[str], labels: Iterable[Label], replace_labels: bool = False
+) -> KeptLabels:
+    """Write labels to a labels file, keeping the labels there from other sources.
+
+    The writer owns the (source, rubric) pairs it writes; any other label in the
+    file (people's ``human:`` labels from the labelling page, another judge's)
+    is kept after the new ones, unless ``replace_labels``. The new labels stream
+    into the output's temporary file (a long scoring run holds no lock); the read
+    of the old file and the rename of the new one happen under the file's
+    exclusive lock (:func:`~tinyjudge._atomic.exclusive_lock`), so a concurrent
+    writer's update is never lost.
+
+    Raises:
+        UsageError: a line of the file is not a label (``path:line``), so what
+            it holds cannot be kept: fix it, or pass ``replace_labels``.
+    """
+    p = Path(path)
+    owned: set[tuple[str, str]] = set()
+    n = 0
+    with contextlib.ExitStack() as held:  # let go after the rename below
+        with atomic_writer(p) as fh:
+            for lab in labels:
+                owned.add((lab.source, lab.rubric))
+                fh.write(_dump(lab) + "\n")
+                n += 1
+            held.enter_context(exclusive_lock(p))
+            others = _other_lines(p, owned)
+            if isinstance(others, DataError):
+                if not replace_labels:
+                    raise _unkeepable(others)
+                others = ([], Counter({"(unreadable file)": 1}))
+            lines, sources = others
+            if not replace_labels:
+                fh.writelines(lines)
+    counts = dict(sources)
+    return KeptLabels(n, {} if replace_labels else counts, counts if replace_labels else {})
 
 
 def _dump(record: BaseModel | dict) -> str:

@@ -33,7 +33,7 @@ from ._embed import (
 )
 from ._ensemble import EnsembleRM, ensemble_fit
 from ._linear import LinearRM
-from ._load import TIERS, check_model_dir, load_model, make_model
+from ._load import TIERS, check_model_dir, check_params, load_model, make_model
 from ._merge import export_merged
 from ._multi import fit_multi_rubric
 from ._onnx import ExportReport, export_onnx
@@ -69,6 +69,7 @@ __all__ = [
     "bf16_speedup",
     "TIERS",
     "make_model",
+    "check_params",
     "load_model",
     "check_model_dir",
     "distill",

@@ -16,7 +16,7 @@ from tinyjudge.rubric import Rubric, load_rubric
 
 from ._card import model_card
 from ._data import data_hash
-from ._text import View, answer_prefixes, item_views
+from ._text import View, answer_prefixes, answer_views, item_views
 
 __all__ = [
     "RewardModel",
@@ -38,6 +38,9 @@ def batched(items: Iterable[Item], size: int) -> Iterator[list[Item]]:
             batch = []
     if batch:
         yield batch
+
+
+_VIEW_BATCH = 256
 
 
 class RewardModel(ClassifierMixin, BaseEstimator):
@@ -173,20 +176,25 @@ class RewardModel(ClassifierMixin, BaseEstimator):
         return P / P.sum(axis=1, keepdims=True)
 
     def _worst_answer_proba(self, items: list[Item]) -> np.ndarray:
-        """Each item's answers scored once each; the item gets its worst answer's row."""
+        """Each item's answers scored once each; the item gets its worst answer's row.
+
+        Each answer's view is built once (:func:`answer_views`), so a rollout of
+        ``n`` turns costs ``O(n)``, not one whole re-render per answer.
+        """
         index: dict[View, int] = {}
-        unique: list[Item] = []
         rows: list[list[int]] = []
         for it in items:
-            ids = []
-            for prefix in answer_prefixes(it):
-                v = item_views(prefix, self.view, self.rubric)[0]
-                if v not in index:
-                    index[v] = len(unique)
-                    unique.append(prefix)
-                ids.append(index[v])
-            rows.append(ids)
-        P = np.asarray(self._proba(unique), dtype=np.float64)
+            rows.append(
+                [index.setdefault(v, len(index)) for v in answer_views(it, self.view, self.rubric)]
+            )
+        views = list(index)
+        # In batches: the features of a long rollout's answers are never all held at once.
+        P = np.concatenate(
+            [
+                np.asarray(self._proba_views(views[i : i + _VIEW_BATCH]), dtype=np.float64)
+                for i in range(0, len(views), _VIEW_BATCH)
+            ]
+        )
         P /= P.sum(axis=1, keepdims=True)
         pos = self._positive_mass(P)
         return np.stack([P[ids[int(np.argmin(pos[ids]))]] for ids in rows])
@@ -321,6 +329,10 @@ class RewardModel(ClassifierMixin, BaseEstimator):
         raise NotImplementedError
 
     def _proba(self, items: list[Item]) -> np.ndarray:
+        raise NotImplementedError
+
+    def _proba_views(self, views: list[View]) -> np.ndarray:
+        """Probabilities for the views of single items (each answer under ``worst_answer``)."""
         raise NotImplementedError
 
     def _save_files(self, model_dir: Path) -> None:

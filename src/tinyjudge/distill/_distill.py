@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from ._people import DEFAULT_PEOPLE_METHOD, fit_with_people, people_targets
 from ._split_checks import check_split
 from ._transformer import TransformerRM
 from .hf import is_main_process
+
+if TYPE_CHECKING:
+    from tinyjudge.datasets.jsonl import KeptLabels
 
 __all__ = ["DistillResult", "Hardening", "distill", "agreement", "score_file"]
 
@@ -242,29 +245,37 @@ def score_file(
     batch_size: int = 64,
     on_batch: Callable[[int], None] | None = None,
     unscored: list[Label] | None = None,
+    replace_labels: bool = False,
+    on_written: Callable[[KeptLabels], None] | None = None,
 ) -> int:
     """Score an items file into a labels file, streaming in batches.
 
-    The output appears only when every item is scored (atomic rename).
+    The output appears only when every item is scored (atomic rename). Labels
+    already in ``out_path`` from other sources (people's, a judge's) are kept
+    after the model's, unless ``replace_labels`` (see
+    :func:`~tinyjudge.datasets.write_labels`); ``on_written`` is told what was kept.
     Items that share an id, or an ``out_path`` that is ``items_path``, are refused.
     ``on_batch`` gets the number of items of each finished batch (for progress);
     ``unscored``, when given, collects the labels written as ``unscored`` (an item
     lacking a reference the model reads), for the caller to say so.
     Returns the number of labels written.
     """
-    from tinyjudge._atomic import atomic_writer, refuse_writing_over_inputs
-    from tinyjudge.datasets.jsonl import read_jsonl
+    from tinyjudge._atomic import refuse_writing_over_inputs
+    from tinyjudge.datasets.jsonl import read_jsonl, write_labels
 
     refuse_writing_over_inputs([(out_path, "out_path")], [(items_path, "items file")])
-    n = 0
-    with atomic_writer(out_path) as fh:
+
+    def labels() -> Iterator[Label]:
         items = unique_ids(read_jsonl(items_path, Item), str(items_path))
         for batch in batched(items, batch_size):
             for lab in model.score_items(batch, batch_size):
-                fh.write(lab.model_dump_json(exclude_none=True) + "\n")
                 if unscored is not None and lab.status == "unscored":
                     unscored.append(lab)
-            n += len(batch)
+                yield lab
             if on_batch is not None:
                 on_batch(len(batch))
-    return n
+
+    written = write_labels(out_path, labels(), replace_labels)
+    if on_written is not None:
+        on_written(written)
+    return written.written

@@ -19,12 +19,22 @@ from typing import Any
 import numpy as np
 
 from tinyjudge._progress import progress
-from tinyjudge.errors import TinyjudgeError
 
 from ._shapes import SHAPES_VERSION, padded_batch
 
 # Where they were first defined; the Hugging Face seam owns them now.
-from .hf import BF16_MIN_SPEEDUP, MINILM, PairCodec, bf16_fast, bf16_speedup, resolve_encoder
+from .hf import (
+    BF16_MIN_SPEEDUP,
+    MINILM,
+    SAFE_LOAD,
+    PairCodec,
+    bf16_fast,
+    bf16_speedup,
+    check_hf_dir,
+    check_vocab,
+    hf_call,
+    resolve_encoder,
+)
 
 __all__ = [
     "MINILM",
@@ -100,14 +110,13 @@ class FrozenEncoder:
         from transformers import AutoModel, AutoTokenizer
 
         path = resolve_encoder(model)
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(path)
-            self.model = AutoModel.from_pretrained(path).eval()
-        except OSError as e:
-            raise TinyjudgeError(
-                f"cannot load encoder {model!r} ({path}): {str(e).splitlines()[0]}; "
-                "pass a local model directory or an available hub id"
-            ) from None
+        check_hf_dir(path)
+        who = f"cannot load encoder {model!r} ({path})"
+        self.tokenizer = hf_call(
+            who, lambda: AutoTokenizer.from_pretrained(path, trust_remote_code=False)
+        )
+        self.model = hf_call(who, lambda: AutoModel.from_pretrained(path, **SAFE_LOAD).eval())
+        check_vocab(self.tokenizer, self.model, path)
         self._codec = PairCodec(self.tokenizer, token_types=False)
         self.max_length = max_length
         self.batch_size = batch_size

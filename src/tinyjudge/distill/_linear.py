@@ -16,12 +16,13 @@ from typing import Any, TypeVar
 import numpy as np
 from scipy import sparse
 
+from tinyjudge.errors import ModelDirError
 from tinyjudge.records import Item
 from tinyjudge.rubric import Rubric
 
 from ._base import RewardModel, class_balance, init_common, model_rubric
 from ._charhash import CharNgramCounter, tally
-from ._text import item_views, opening
+from ._text import View, item_views, opening
 
 __all__ = ["LinearRM", "TextFeatures", "SoftLogistic"]
 
@@ -40,7 +41,10 @@ _SPECS: dict[str, dict[str, Any]] = {
 def _field_texts(
     items: list[Item], opening_chars: int, view: str = "window", rubric: Rubric | None = None
 ) -> dict[str, list[str]]:
-    views = [item_views(it, view, rubric)[0] for it in items]
+    return _view_fields([item_views(it, view, rubric)[0] for it in items], opening_chars)
+
+
+def _view_fields(views: list[View], opening_chars: int) -> dict[str, list[str]]:
     return {
         "context": [v.context for v in views],
         "opening": [opening(v.response, opening_chars) for v in views],
@@ -147,22 +151,26 @@ class TextFeatures:
         Per view: sublinear TF (``1 + log count``), times IDF, L2-normalised per
         row; the views sit side by side in one matrix.
         """
-        fields = _field_texts(items, self.opening_chars, self.view, self.rubric)
+        return self.transform_views([item_views(it, self.view, self.rubric)[0] for it in items])
+
+    def transform_views(self, views: list[View]) -> sparse.csr_matrix:
+        """:meth:`transform` of the views of single items."""
+        fields = _view_fields(views, self.opening_chars)
         rows, cols, vals, offset = [], [], [], 0
         for name in self.vocab_:
             r, c, n = self._counter(name)(fields[_SPECS[name]["field"]])
             v = (1.0 + np.log(n, dtype=np.float64)) * self.idf_[name][c]
-            norm = np.sqrt(np.bincount(r, weights=v * v, minlength=len(items)))
+            norm = np.sqrt(np.bincount(r, weights=v * v, minlength=len(views)))
             rows.append(r)
             cols.append(c + offset)
             vals.append(v / norm[r])
             offset += len(self.vocab_[name])
         r, c, v = np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
         order = np.argsort(r, kind="stable")  # each view is sorted by row: a merge
-        indptr = np.zeros(len(items) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(r, minlength=len(items)), out=indptr[1:])
+        indptr = np.zeros(len(views) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(r, minlength=len(views)), out=indptr[1:])
         return sparse.csr_matrix(
-            (v[order].astype(np.float32), c[order], indptr), shape=(len(items), offset)
+            (v[order].astype(np.float32), c[order], indptr), shape=(len(views), offset)
         )
 
     @property
@@ -185,6 +193,16 @@ class TextFeatures:
         feats = cls(opening_chars=meta["opening_chars"], view=view, rubric=rubric)
         feats.vocab_ = {k: dict(v) for k, v in meta["vocab"].items()}
         feats.idf_ = {k: arrays[f"idf.{k}"] for k in feats.vocab_}
+        for name, vocab in feats.vocab_.items():
+            # every index a column of its IDF array: one out of it (10^9) would fail at scoring
+            n = len(feats.idf_[name])
+            bad = next((i for i in vocab.values() if type(i) is not int or not 0 <= i < n), None)
+            if bad is not None or len(vocab) != n:
+                shown = f"index {str(bad)[:40]}" if bad is not None else f"{len(vocab)} entries"
+                raise ModelDirError(
+                    f"the {name} vocabulary has {shown}; allowed: indices 0..{n - 1}, "
+                    "one per IDF weight; re-distill the model"
+                )
         return feats
 
 
@@ -298,6 +316,9 @@ class LinearRM(RewardModel):
     def _proba(self, items: list[Item]) -> np.ndarray:
         return self.head_.predict_proba(self.features_.transform(items))
 
+    def _proba_views(self, views: list[View]) -> np.ndarray:
+        return self.head_.predict_proba(self.features_.transform_views(views))
+
     def _save_files(self, model_dir: Path) -> None:
         save_text_head(model_dir, self.features_, self.head_)
 
@@ -329,7 +350,12 @@ def load_text_head(cls: type[M], model_dir: Path, meta: dict[str, Any]) -> M:
     model = cls(model_rubric(model_dir, meta), meta["name"], **meta["params"])
     arrays = load_file(str(model_dir / "weights.safetensors"))
     vocab = json.loads((model_dir / "vocab.json").read_text())
-    model.features_ = TextFeatures.from_state(vocab, arrays, view=model.view, rubric=model.rubric)
+    try:
+        model.features_ = TextFeatures.from_state(
+            vocab, arrays, view=model.view, rubric=model.rubric
+        )
+    except ModelDirError as e:
+        raise ModelDirError(f"{model_dir / 'vocab.json'}: {e}") from None
     model.head_ = SoftLogistic.from_state(
         {k.removeprefix("head."): v for k, v in arrays.items() if k.startswith("head.")}
     )

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from tinyjudge._model_dir import META_FILE, check
+from tinyjudge._numbers import check_number
 from tinyjudge.datasets.jsonl import describe_validation_error
 from tinyjudge.errors import ModelDirError, TinyjudgeError
 from tinyjudge.rubric import Rubric, load_rubric
@@ -21,8 +22,9 @@ from ._ensemble import EnsembleRM
 from ._linear import LinearRM
 from ._probe import ProbeRM
 from ._transformer import EncoderRM, TransformerRM
+from .hf import check_hf_dir
 
-__all__ = ["TIERS", "make_model", "check_model_dir", "load_model"]
+__all__ = ["TIERS", "PARAM_RANGES", "make_model", "check_params", "check_model_dir", "load_model"]
 
 # name -> class; the probe and transformer classes import torch only when used.
 TIERS: dict[str, type[RewardModel]] = {
@@ -96,7 +98,42 @@ def make_model(tier: str, rubric: Rubric | str, **params: Any) -> RewardModel:
                 f"option {key}={value!r} for the {tier} tier: expected "
                 f"{'a whole number' if whole else 'a number'} (the default is {default!r})"
             )
+    check_params(given)
     return cls(rubric, **given)
+
+
+# option -> (low, high, low_open, whole): the range of each numeric tier option
+PARAM_RANGES: dict[str, tuple[float, float, bool, bool]] = {
+    "C": (0, 1e9, True, False),
+    "opening_chars": (0, 1_000_000, False, True),
+    "max_features": (1, 100_000_000, False, True),
+    "emb_weight": (0, 1e6, False, False),
+    "max_length": (8, 1_048_576, False, True),
+    "batch_size": (1, 1_000_000, False, True),
+    "batch_items": (1, 1_000_000, False, True),
+    "epochs": (1, 100_000, False, True),
+    "lr": (0, 10, True, False),
+    "grad_accum": (1, 1_000_000, False, True),
+    "lora_r": (0, 65_536, False, True),
+    "lora_alpha": (0, 1e9, True, False),
+    "lora_dropout": (0, 1, False, False),
+}
+
+
+def check_params(params: dict[str, Any]) -> None:
+    """Every numeric tier option is finite and in its range (:data:`PARAM_RANGES`).
+
+    Raises:
+        UsageError: the first option out of range, with its value and the range.
+    """
+    for key, value in params.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue  # not a number at all: make_model names the type expected
+        if key in PARAM_RANGES:
+            low, high, low_open, whole = PARAM_RANGES[key]
+            check_number(key, value, low, high, low_open=low_open, whole=whole)
+        elif isinstance(value, float):
+            check_number(key, value)
 
 
 def check_model_dir(model_dir: str | os.PathLike[str], calibrated: bool = True) -> dict[str, Any]:
@@ -134,6 +171,8 @@ def load_model(model_dir: str | Path, calibrated: bool = True) -> RewardModel:
     """
     d = Path(model_dir)
     meta = check_model_dir(d, calibrated=False)
+    # Data, never code, and every safetensors header in bounds: whatever the tier.
+    check_hf_dir(d)
     try:
         model = TIERS[meta["tier"]]._load(d, meta)
     except TinyjudgeError as e:  # already one line (an edited rubric copy, bad params)

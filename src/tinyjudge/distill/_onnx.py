@@ -16,6 +16,7 @@ from ._ort import ONNX_FILE, ONNX_INT8_FILE, ort_session
 from ._shapes import padded_batch
 from ._text import View
 from ._transformer import TransformerRM
+from .hf import SAFE_LOAD
 
 __all__ = ["ExportReport", "export_onnx"]
 
@@ -80,7 +81,7 @@ def export_onnx(
         )
     # Eager attention traces to plain ONNX ops; fp32 so parity is exact enough.
     net = AutoModelForSequenceClassification.from_pretrained(
-        d, attn_implementation="eager", dtype=torch.float32
+        d, attn_implementation="eager", dtype=torch.float32, **SAFE_LOAD
     ).eval()
 
     class _Logits(torch.nn.Module):

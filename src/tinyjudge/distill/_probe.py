@@ -100,8 +100,10 @@ class ProbeRM(RewardModel):
         return self._enc
 
     def _embeddings(self, items: list[Item]) -> np.ndarray:
+        return self._view_embeddings(self.views_of(items))
+
+    def _view_embeddings(self, views: list[View]) -> np.ndarray:
         enc = self._encoder()
-        views = self.views_of(items)
         texts = {
             "opening": lambda v: opening(v.response, self.opening_chars),
             "response": lambda v: v.response,
@@ -137,11 +139,11 @@ class ProbeRM(RewardModel):
             )
         return names
 
-    def _features(self, items: list[Item]) -> sparse.csr_matrix:
-        dense = sparse.csr_matrix(self._embeddings(items))
+    def _features(self, views: list[View]) -> sparse.csr_matrix:
+        dense = sparse.csr_matrix(self._view_embeddings(views))
         if not self.text_features:
             return dense
-        return sparse.hstack([self.features_.transform(items), dense], format="csr")
+        return sparse.hstack([self.features_.transform_views(views), dense], format="csr")
 
     def _fit(self, items: list[Item], Y: np.ndarray, sample_weight: np.ndarray) -> None:
         _refuse_pairwise(items, self.tier)
@@ -150,7 +152,7 @@ class ProbeRM(RewardModel):
         )
         enc = self._encoder()
         before = enc.tokens_seen
-        X = self._features(items)
+        X = self._features(self.views_of(items))
         self.tokens_seen_ = enc.tokens_seen - before
         self.head_ = SoftLogistic(C=self.C).fit(X, Y, sample_weight)
 
@@ -160,7 +162,10 @@ class ProbeRM(RewardModel):
         return self
 
     def _proba(self, items: list[Item]) -> np.ndarray:
-        return self.head_.predict_proba(self._features(items))
+        return self._proba_views(self.views_of(items))
+
+    def _proba_views(self, views: list[View]) -> np.ndarray:
+        return self.head_.predict_proba(self._features(views))
 
     def _save_files(self, model_dir: Path) -> None:
         save_text_head(model_dir, self.features_, self.head_)

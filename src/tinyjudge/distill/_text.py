@@ -20,7 +20,16 @@ from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Message, canonical_messages
 from tinyjudge.rubric import VIEWS, Rubric
 
-__all__ = ["View", "render_messages", "item_views", "as_pair", "answer_prefixes", "opening"]
+__all__ = [
+    "View",
+    "CONTEXT_CHARS",
+    "render_messages",
+    "item_views",
+    "as_pair",
+    "answer_prefixes",
+    "answer_views",
+    "opening",
+]
 
 
 class View(NamedTuple):
@@ -40,6 +49,16 @@ class View(NamedTuple):
     references: str = ""
 
 
+# The context of each answer's view under ``combine: worst_answer``: its last (a window)
+# or first (a narrowed view) characters. A dialogue of n turns has about n/2 answers, so
+# an unbounded context would make scoring it cost the square of its length; bounded, each
+# answer costs at most this much, and the whole rollout is linear in its turns. Every tier
+# reads a bounded context anyway (an encoder's max_length, a decoder's window). 32,000
+# characters (about 8,000 tokens) hold every SYCON and tau-bench context whole. A view of
+# the whole item (``combine: last``) keeps its whole context: there is one per item.
+CONTEXT_CHARS = 32_000
+
+
 def _render(message: Message) -> str:
     parts = [message.text]
     for call in message.tool_calls or []:
@@ -53,41 +72,102 @@ def render_messages(messages: list[Message]) -> str:
     return "\n".join(_render(m) for m in messages)
 
 
-def _split(messages: list[Message]) -> View:
-    last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
-    if last_user == len(messages) - 1 or last_user < 0:
-        # No reply after the last request (or no request at all): the final
-        # message is what gets scored, the rest is context.
-        last_user = len(messages) - 2
-    head, tail = messages[: last_user + 1], messages[last_user + 1 :]
+class _Rendered:
+    """Each message of a dialogue rendered at most once, on first use."""
+
+    def __init__(self, messages: list[Message], limit: int | None = None) -> None:
+        self.messages = messages
+        self.limit = limit  # the characters a context keeps (None: all)
+        self._text: dict[int, str] = {}
+
+    def __getitem__(self, i: int) -> str:
+        text = self._text.get(i)
+        if text is None:
+            text = self._text[i] = _render(self.messages[i])
+        return text
+
+    def joined(self, start: int, stop: int, keep: Literal["end", "start"]) -> str:
+        """Messages ``start:stop`` as :func:`render_messages` gives them, cut to ``limit``
+        characters at ``keep``'s end; only the messages that reach it are rendered."""
+        limit = self.limit
+        if limit is None:
+            return "\n".join(self[i] for i in range(start, stop))
+        order = range(stop - 1, start - 1, -1) if keep == "end" else range(start, stop)
+        parts: list[str] = []
+        size = 0
+        for i in order:
+            if size > limit:
+                break
+            parts.append(self[i])
+            size += len(parts[-1]) + 1
+        if keep == "end":
+            parts.reverse()
+        text = "\n".join(parts)
+        if len(text) <= limit:
+            return text
+        return text[-limit:] if keep == "end" else text[:limit]
+
+
+def _last_user(msgs: list[Message], stop: int) -> int:
+    """The index of the last user turn before ``stop`` (-1 when none), searched backward."""
+    return next((i for i in range(stop - 1, -1, -1) if msgs[i].role == "user"), -1)
+
+
+def _response(r: _Rendered, start: int, stop: int) -> str:
+    msgs = r.messages
     # The reply is shown without role prefixes when it is one plain assistant
     # turn, which is the common case and keeps its opening words first.
-    if len(tail) == 1 and tail[0].role == "assistant" and not tail[0].tool_calls:
-        response = tail[0].text
-    else:
-        response = render_messages(tail)
-    return View(render_messages(head), response)
+    if stop - start == 1 and msgs[start].role == "assistant" and not msgs[start].tool_calls:
+        return msgs[start].text
+    return "\n".join(r[i] for i in range(start, stop))
 
 
-def _narrow(messages: list[Message], view: str) -> View:
+def _split(r: _Rendered, stop: int) -> View:
+    """The window view of the dialogue's first ``stop`` messages."""
+    last_user = _last_user(r.messages, stop)
+    if last_user == stop - 1 or last_user < 0:
+        # No reply after the last request (or no request at all): the final
+        # message is what gets scored, the rest is context.
+        last_user = stop - 2
+    start = max(last_user + 1, 0)
+    return View(r.joined(0, start, "end"), _response(r, start, stop))
+
+
+def _narrow(r: _Rendered, stop: int, view: str) -> View:
     """The first user turn (and first answer) as context, the last reply as response."""
-    window = _split(messages)
-    first_user = next((i for i, m in enumerate(messages) if m.role == "user"), None)
-    last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=None)
-    if first_user is None or last_user is None or last_user == len(messages) - 1:
-        return window  # no reply after a request: nothing to narrow
+    msgs = r.messages
+    first_user = next((i for i in range(stop) if msgs[i].role == "user"), None)
+    last_user = _last_user(msgs, stop)
+    if first_user is None or last_user == stop - 1:
+        return _split(r, stop)  # no reply after a request: nothing to narrow
+    # the reply after the last request, as the window has it (its context is not read)
+    response = _response(r, last_user + 1, stop)
     if view == "answer":
-        return View("", window.response, "start")
-    head = [messages[first_user]]
+        return View("", response, "start")
+    end = first_user + 1
     if view == "first_user_first_last_answer" and last_user > first_user:
         # The first answer: what follows the first user turn up to the next one.
-        nxt = next(i for i in range(first_user + 1, len(messages)) if messages[i].role == "user")
-        head += messages[first_user + 1 : nxt]
-    return View(render_messages(head), window.response, "start")
+        end = next(i for i in range(first_user + 1, stop) if msgs[i].role == "user")
+    return View(r.joined(first_user, end, "start"), response, "start")
+
+
+def _single(r: _Rendered, stop: int, view: str, refs: str) -> View:
+    one = _split(r, stop) if view == "window" else _narrow(r, stop, view)
+    return one._replace(references=refs)
+
+
+def _limit(rubric: Rubric | None) -> int | None:
+    """How much context a view keeps: bounded where every answer is scored."""
+    worst = rubric is not None and rubric.reward_model.combine == "worst_answer"
+    return CONTEXT_CHARS if worst else None
 
 
 def item_views(item: Item, view: str = "window", rubric: Rubric | None = None) -> list[View]:
     """What a reward model reads: one view for a single item, two (``a``, ``b``) for a pair.
+
+    Under a rubric whose ``reward_model.combine`` is ``worst_answer``, a view's
+    context is at most :data:`CONTEXT_CHARS` characters (the end of the window, or
+    the start of a narrowed context), as each answer's is in :func:`answer_views`.
 
     Args:
         item: the item.
@@ -104,15 +184,15 @@ def item_views(item: Item, view: str = "window", rubric: Rubric | None = None) -
     # Every path reads messages as the server does, so one rollout gets one reward.
     if not item.is_pairwise:
         msgs = canonical_messages(item.messages)
-        one = _split(msgs) if view == "window" else _narrow(msgs, view)
-        return [one._replace(references=refs)]
+        r = _Rendered(msgs, _limit(rubric))
+        return [_single(r, len(msgs), view, refs)]
     ctx = canonical_messages(item.context or [])
     if view == "answer":
         ctx = []
     elif view != "window":
         ctx = [m for m in ctx if m.role == "user"][:1] or ctx
-    context = render_messages(ctx)
     keep: Literal["end", "start"] = "end" if view == "window" else "start"
+    context = _Rendered(ctx, _limit(rubric)).joined(0, len(ctx), keep)
     return [
         View(context, render_messages(canonical_messages(item.response_a or [])), keep, refs),
         View(context, render_messages(canonical_messages(item.response_b or [])), keep, refs),
@@ -133,6 +213,18 @@ def as_pair(item: Item) -> Item:
     return Item(id=item.id, context=head, response_a=tail, response_b=tail, metadata=item.metadata)
 
 
+def _answer_cuts(msgs: list[Message]) -> list[int]:
+    """Where each answer ends: after an assistant turn followed by a user turn, once a
+    user has spoken before it (one forward pass)."""
+    cuts: list[int] = []
+    seen_user = False
+    for i in range(len(msgs) - 1):
+        if msgs[i].role == "assistant" and msgs[i + 1].role == "user" and seen_user:
+            cuts.append(i + 1)
+        seen_user = seen_user or msgs[i].role == "user"
+    return cuts
+
+
 def answer_prefixes(item: Item) -> list[Item]:
     """The item cut after each of its answers (an assistant turn followed by a user turn).
 
@@ -140,14 +232,23 @@ def answer_prefixes(item: Item) -> list[Item]:
     itself alone. Used to score every answer of a dialogue on its own.
     """
     msgs = item.messages
-    cuts = [
-        i + 1
-        for i in range(len(msgs) - 1)
-        if msgs[i].role == "assistant"
-        and msgs[i + 1].role == "user"
-        and any(m.role == "user" for m in msgs[:i])
-    ]
-    return [item.model_copy(update={"messages": msgs[:c]}) for c in cuts] + [item]
+    return [item.model_copy(update={"messages": msgs[:c]}) for c in _answer_cuts(msgs)] + [item]
+
+
+def answer_views(item: Item, view: str = "window", rubric: Rubric | None = None) -> list[View]:
+    """The view of each of :func:`answer_prefixes`, without building the prefixes.
+
+    Each message is rendered once and each view's context is bounded
+    (:data:`CONTEXT_CHARS`), so the cost is linear in the dialogue's length.
+    """
+    if item.is_pairwise:
+        return item_views(item, view, rubric)
+    if view not in VIEWS:
+        raise TinyjudgeError(f"unknown reward-model view {view!r}; views are {list(VIEWS)}")
+    refs = rubric.reference_text(item) if rubric and rubric.reward_model.references else ""
+    r = _Rendered(item.messages, CONTEXT_CHARS)
+    stops = [*_answer_cuts(item.messages), len(item.messages)]
+    return [_single(r, stop, view, refs) for stop in stops]
 
 
 def opening(text: str, n_chars: int = 300) -> str:

@@ -30,14 +30,18 @@ from ._text import View, as_pair, item_views
 from ._transformer_config import OPTION_NAMES, TransformerConfig
 from .hf import (
     ADAPTER_CONFIG,
+    SAFE_LOAD,
     Codec,
     Encoded,
     Task,
     TrainPlan,
     bf16_default,
     bradley_terry,
+    check_hf_dir,
+    check_vocab,
     codec_for,
     feeds,
+    hf_call,
     load_classifier,
     load_lora,
     resolve_device,
@@ -321,12 +325,15 @@ class TransformerRM(RewardModel):
             sess = self._ort = ort_session(self.model_dir_, int8=self.config.runtime == "onnx-int8")
         return sess
 
+    def _proba_views(self, views: list[View]) -> np.ndarray:
+        z = self.logits(views).astype(np.float64)
+        z -= z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+
     def _proba(self, items: list[Item]) -> np.ndarray:
         if not self.pairwise:
-            z = self.logits(self.views_of(items)).astype(np.float64)
-            z -= z.max(axis=1, keepdims=True)
-            e = np.exp(z)
-            return e / e.sum(axis=1, keepdims=True)
+            return self._proba_views(self.views_of(items))
         single = next((it.id for it in items if not it.is_pairwise), None)
         if single is not None:
             raise TinyjudgeError(
@@ -393,13 +400,25 @@ class TransformerRM(RewardModel):
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         model = cls(model_rubric(model_dir, meta), meta["name"], **meta["params"])
-        tokenizer = AutoTokenizer.from_pretrained(model_dir)
-        if (model_dir / ADAPTER_CONFIG).is_file():
+        adapter = (model_dir / ADAPTER_CONFIG).is_file()
+        # Data, never code: refused before transformers reads a byte of it.
+        check_hf_dir(model_dir, adapter=adapter)
+        who = f"{model_dir}: cannot be loaded"
+        tokenizer = hf_call(
+            who, lambda: AutoTokenizer.from_pretrained(model_dir, trust_remote_code=False)
+        )
+        if adapter:
             # An adapter directory: the base with the saved tokenizer, then adapter and head.
             labels = dict(enumerate(["reward"] if model.pairwise else meta["classes"]))
             net = load_lora(load_classifier(model.config.base, labels, tokenizer)[0], model_dir)
         else:
-            net = AutoModelForSequenceClassification.from_pretrained(model_dir).eval()
+            net = hf_call(
+                who,
+                lambda: AutoModelForSequenceClassification.from_pretrained(
+                    model_dir, **SAFE_LOAD
+                ).eval(),
+            )
+            check_vocab(tokenizer, net, model_dir)
         if model.config.runtime == "torch":
             net = net.to(resolve_device(model.config.device))
         model.model_ = net

@@ -2,13 +2,44 @@
 
 from __future__ import annotations
 
+from tinyjudge._numbers import check_number
 from tinyjudge.errors import RubricError, UsageError
 from tinyjudge.records import Item, check_unique_ids
 from tinyjudge.rubric import Rubric
 
 from ._client import RESPONSE_FORMATS, ResponseFormat
 
-__all__ = ["check_options", "check_items"]
+__all__ = ["NUMBERS", "check_numbers", "check_options", "check_items"]
+
+
+# name -> (low, high, low_open, whole): the range of each number a judge takes
+NUMBERS: dict[str, tuple[float, float | None, bool, bool]] = {
+    "samples": (1, 1000, False, True),
+    "concurrency": (1, 1024, False, True),
+    "max_retries": (0, 100, False, True),
+    "max_reply_mb": (0, 1024, True, False),
+    "timeout": (0, 86_400, True, False),
+    "stop_after": (0, None, False, True),
+    "temperature": (0, 2, False, False),
+    "max_tokens": (1, 1_000_000, False, True),
+    "top_logprobs": (0, 20, False, True),
+    "backoff": (0, 60, False, False),
+    "price_in": (0, 100_000, False, False),
+    "price_out": (0, 100_000, False, False),
+}
+
+
+def check_numbers(**values: float | None) -> None:
+    """Each number a judge takes is finite and in its range (:data:`NUMBERS`); None passes.
+
+    Raises:
+        UsageError: the first one out of range, naming it, the value and the range.
+    """
+    for name, value in values.items():
+        if value is not None:
+            low, high, low_open, whole = NUMBERS[name]
+            unit = " seconds" if name in {"timeout", "backoff"} else ""
+            check_number(name, value, low, high, low_open=low_open, whole=whole, unit=unit)
 
 
 def check_options(
@@ -23,34 +54,37 @@ def check_options(
     timeout: float,
     stop_after: int,
     prices: dict[str, float] | None,
+    **numbers: float | None,
 ) -> None:
     """Refuse the options a :class:`~tinyjudge.judge.Judge` cannot run with.
 
+    ``numbers`` are more of :data:`NUMBERS` (``temperature``, ``max_tokens``, ...).
+
     Raises:
-        UsageError: an option out of range (the message names it and the value).
+        UsageError: an option out of range (the message names it, the value and the range).
         RubricError: a pairwise rubric without the labels 'a' and 'b'.
     """
     if not model:
         raise UsageError("model must not be empty; pass the endpoint's model name")
-    for name, value, low in (("samples", samples, 1), ("concurrency", concurrency, 1)):
-        if value < low:
-            raise UsageError(f"{name} must be >= {low}, got {value}", param=name)
+    check_numbers(
+        samples=samples,
+        concurrency=concurrency,
+        max_retries=max_retries,
+        max_reply_mb=max_reply_mb,
+        timeout=timeout,
+        stop_after=stop_after,
+        **numbers,
+    )
     if response_format not in RESPONSE_FORMATS:
         raise UsageError(
             f"response_format must be one of {list(RESPONSE_FORMATS)}, got {response_format!r}"
         )
-    if max_retries < 0:
-        raise UsageError(f"max_retries must be >= 0, got {max_retries}", param="max_retries")
-    if not max_reply_mb > 0:
-        raise UsageError(f"max_reply_mb must be > 0, got {max_reply_mb}", param="max_reply_mb")
-    if not timeout > 0:
-        raise UsageError(f"timeout must be > 0 seconds, got {timeout}", param="timeout")
-    if stop_after < 0:
-        raise UsageError(f"stop_after must be >= 0, got {stop_after}")
     if prices is not None and set(prices) - {"input", "output"}:
         raise UsageError(
             f"prices takes keys 'input' and 'output' (USD per 1M tokens), got {sorted(prices)}"
         )
+    if prices is not None:
+        check_numbers(price_in=prices.get("input"), price_out=prices.get("output"))
     if rubric.type == "pairwise" and not {"a", "b"} <= set(rubric.label_names):
         raise RubricError(
             f"pairwise rubric {rubric.id!r} needs labels 'a' and 'b' (and optionally "

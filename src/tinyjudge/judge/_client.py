@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import openai
 
-from ._endpoint import ReplyTooLarge
+from ._endpoint import Redirected, ReplyTooLarge
 
 __all__ = [
     "CallResult",
@@ -284,7 +284,11 @@ class Caller:
                 reason = "timed out"
             except ReplyTooLarge as e:  # the same body again would cost the same: not retried
                 return CallFailed(str(e), attempt)
+            except Redirected as e:  # the endpoint, not this item: stop the run
+                raise FatalCallError(str(e)) from None
             except openai.APIConnectionError as e:
+                if isinstance(e.__cause__, Redirected):
+                    raise FatalCallError(str(e.__cause__)) from None
                 reason = f"connection failed: {redact(str(e.__cause__ or e), self.secret)[:200]}"
             except (openai.APIResponseValidationError, _Malformed, ValueError) as e:
                 reason = f"malformed response: {redact(str(e), self.secret)[:200]}"

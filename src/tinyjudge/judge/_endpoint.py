@@ -4,6 +4,10 @@ A reply is read as it streams and cut once it passes a limit, so a body of
 gigabytes costs no more memory than the limit. The limit counts decoded bytes
 (after gzip), which is what a reply costs in memory.
 
+The client follows a redirect only within the endpoint's origin (scheme, host,
+port): one to another origin would carry the prompts (the transcripts) there, so it
+ends the run in one line (:class:`Redirected`) instead.
+
 A base URL may carry ``user:password@``. The judge never prints the password
 (:func:`shown_url`), and never sends it: the client is given the URL without
 its userinfo (:func:`client_url`), so the API key is the only authorisation
@@ -16,7 +20,7 @@ import sys
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["ReplyTooLarge", "bounded_http_client", "client_url", "shown_url"]
+__all__ = ["ReplyTooLarge", "Redirected", "bounded_http_client", "client_url", "shown_url"]
 
 
 class ReplyTooLarge(Exception):
@@ -25,6 +29,25 @@ class ReplyTooLarge(Exception):
     def __init__(self, limit: int) -> None:
         self.limit = limit
         super().__init__(f"reply over the {_size(limit)} limit (max_reply_mb); cut while reading")
+
+
+class Redirected(Exception):
+    """The endpoint answered with a redirect to another origin: nothing is sent there."""
+
+    def __init__(self, location: str) -> None:
+        self.location = location
+        super().__init__(
+            f"the endpoint redirected to {location[:200]}, another origin; the judge sends "
+            "prompts only to the base_url given: give the endpoint's final URL as base_url"
+        )
+
+
+# Same-origin redirects followed (a trailing slash, http -> the same host's path).
+_MAX_REDIRECTS = 5
+
+
+def _origin(url: Any) -> tuple[str, str, int | None]:
+    return (url.scheme, url.host, url.port)
 
 
 def _size(n: int) -> str:
@@ -87,7 +110,16 @@ def bounded_http_client(max_bytes: int, timeout: float) -> Any:
 
     class BoundedClient(base):  # type: ignore[misc,valid-type]
         async def send(self, request: Any, *, stream: bool = False, **kw: Any) -> Any:
+            kw["follow_redirects"] = False  # followed below, within the origin only
             response = await super().send(request, stream=True, **kw)
+            for _ in range(_MAX_REDIRECTS):
+                nxt = response.next_request if response.is_redirect else None
+                if nxt is None:
+                    break
+                await response.aclose()
+                if _origin(nxt.url) != _origin(request.url):
+                    raise Redirected(str(nxt.url))
+                response = await super().send(nxt, stream=True, **kw)
             if stream:
                 return response
             try:

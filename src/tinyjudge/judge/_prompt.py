@@ -13,6 +13,7 @@ import hashlib
 import json
 from typing import Any, Literal
 
+from tinyjudge.errors import one_line
 from tinyjudge.records import Item, Message
 from tinyjudge.rubric import Rubric
 
@@ -31,7 +32,7 @@ __all__ = [
 ]
 
 # Part of every cache key: bump it when the prompt's wording changes.
-PROMPT_VERSION = "1"
+PROMPT_VERSION = "2"
 Order = Literal["ab", "ba"]
 
 
@@ -48,23 +49,43 @@ def references_digest(item: Item, rubric: Rubric) -> str:
 
 
 def fence_nonce(item: Item, rubric: Rubric, rubric_hash: str | None = None) -> str:
-    """A 16-hex nonce from the item's content, its references and the rubric (stable:
-    prompts are reproducible)."""
+    """A 16-hex nonce from the item's content, its references, its agents and the rubric
+    (stable: prompts are reproducible)."""
     blob = f"{rubric_hash or rubric.hash}:{item.content_hash()}"
     if rubric.references:  # a reference cannot hold the nonce: it would hold a hash of itself
         blob += ":" + references_digest(item, rubric)
+    if rubric.type == "step":  # nor can metadata.agents, shown in a fenced block of its own
+        names = json.dumps(item_agents(item), ensure_ascii=False)
+        blob += ":" + hashlib.sha256(names.encode()).hexdigest()
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+# An agent name longer than this, or one that holds a line break or a control
+# character, is no name: it is never offered as a verdict's label.
+_MAX_AGENT_CHARS = 100
+
+
+def _agent_name(value: object) -> str | None:
+    name = str(value).strip()
+    if not name or len(name) > _MAX_AGENT_CHARS or one_line(name) != name:
+        return None
+    return name
 
 
 def item_agents(item: Item) -> list[str]:
     """The agent names a ``step`` rubric's verdict may name for this item.
 
     Named speakers (``message.name``) and ``metadata.agents``; without names,
-    the roles that act (assistant, tool).
+    the roles that act (assistant, tool). Names are data from the item: they are
+    shown to the judge inside the fenced material (never in its instructions or
+    the verdict schema), and a verdict's label is matched against them. A name of
+    more than 100 characters or of several lines is left out.
     """
     msgs = [*(item.context or []), *item.messages]
-    names = [m.name for m in msgs if m.name]
-    names += [str(a) for a in item.metadata.get("agents", []) or []]
+    given = item.metadata.get("agents", []) or []
+    raw: list[object] = [m.name for m in msgs if m.name]
+    raw += [a for a in given if isinstance(a, (str, int))] if isinstance(given, list) else []
+    names = [n for n in map(_agent_name, raw) if n is not None]
     if not names:
         names = [m.role for m in msgs if m.role in ("assistant", "tool")]
     return list(dict.fromkeys(names))
@@ -80,9 +101,9 @@ def verdict_schema(
     short ``max_tokens`` still gets the label.
     """
     if rubric.type == "step":
+        # The item's agent names are data, not part of the format: the label is a
+        # string here and is matched against them when the verdict is read.
         label: dict[str, Any] = {"type": "string"}
-        if agents:
-            label["enum"] = agents
     else:
         label = {"type": "string", "enum": rubric.label_names}
     props: dict[str, Any] = {"rationale": {"type": "string"}, "label": label}
@@ -120,9 +141,10 @@ def verdict_schema(
 
 
 def _render_message(step: int, msg: Message, text: str) -> str:
-    who = msg.role + (f" ({msg.name})" if msg.name else "")
+    # A name or call id is one line: it cannot pose as the start of another step.
+    who = msg.role + (f" ({one_line(msg.name)})" if msg.name else "")
     if msg.role == "tool":
-        who += f" [result of {msg.tool_call_id}]"
+        who += f" [result of {one_line(str(msg.tool_call_id))}]"
     return f"[step {step}] {who}:\n{text}"
 
 
@@ -155,8 +177,9 @@ def render_window(win: Windowed) -> str:
 def _format_spec(rubric: Rubric, agents: list[str] | None, label_first: bool = False) -> str:
     if rubric.type == "step":
         label_doc = (
-            f'"label": the name of the agent responsible for the first mistake, one of {agents}; '
-            '"step": the 0-based step number where that mistake happened'
+            '"label": the name of the agent responsible for the first mistake, exactly as '
+            'one line of the AGENTS block gives it; "step": the 0-based step number where '
+            "that mistake happened"
         )
     elif rubric.step:
         label_doc = (
@@ -253,6 +276,8 @@ def build_messages(
             parts.append(_fenced(nonce, title, render_response(resp or [])))
         task = "Which response is better under the rubric?"
     else:
+        if agents is not None:
+            parts.append(_fenced(nonce, "AGENTS", "\n".join(agents)))
         parts.append(_fenced(nonce, "TRAJECTORY", render_window(win)))
         task = "Judge the trajectory under the rubric."
     user = "\n\n".join([*parts, f"{task} Answer with the JSON object only."])

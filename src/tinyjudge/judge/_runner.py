@@ -122,6 +122,10 @@ class Judge:
             timeout=timeout,
             stop_after=stop_after,
             prices=prices,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            top_logprobs=top_logprobs,
+            backoff=backoff,
         )
         self.model = model
         # The openai client reads OPENAI_BASE_URL itself; read here, its credentials

@@ -133,12 +133,14 @@ def verdicts(labels: Sequence[Label], item_id: str, rubric: Rubric) -> list[dict
         if lab.item_id != item_id or lab.rubric != rubric.id or not machine_source(lab.source):
             continue
         probs = lab.probs or {}
+        score = lab.score if lab.score is not None or not probs else rubric.score(probs)
         out.append(
             {
                 "source": lab.source,
                 "status": lab.status,
                 "label": lab.label,
-                "score": lab.score if lab.score is not None or not probs else rubric.score(probs),
+                # a NaN or infinite score is shown as missing (and JSON has no NaN)
+                "score": score if score is not None and math.isfinite(score) else None,
                 "probs": {k: round(v, 3) for k, v in probs.items()},
                 # the chosen label's probability, when the source gave a real distribution
                 "p": probs.get(lab.label or "") if len(probs) > 1 else None,

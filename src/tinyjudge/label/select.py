@@ -15,6 +15,7 @@ stratified PPI estimate and stays unbiased.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Sequence
 from typing import Literal
 
@@ -35,17 +36,19 @@ _CHEAP_PREFIXES = ("judge:", "rm:")
 
 def label_value(label: Label, rubric: Rubric) -> float | None:
     """A label's score for the behaviour: ``score``, else the positive mass of ``probs``,
-    else 1/0 for a positive/other label. None when unscored or the rubric has no
-    positive labels."""
+    else 1/0 for a positive/other label. None when unscored, not a finite number, or
+    the rubric has no positive labels."""
     if label.status != "ok":
         return None
+    value: float | None = None
     if label.score is not None:
-        return float(label.score)
-    if label.probs and rubric.positive:
-        return rubric.score(label.probs)
-    if label.label is not None and rubric.positive:
-        return 1.0 if label.label in rubric.positive else 0.0
-    return None
+        value = float(label.score)
+    elif label.probs and rubric.positive:
+        value = rubric.score(label.probs)
+    elif label.label is not None and rubric.positive:
+        value = 1.0 if label.label in rubric.positive else 0.0
+    # A NaN or infinite score (a judge's bad output) says nothing: missing, not an error.
+    return value if value is not None and math.isfinite(value) else None
 
 
 def cheap_sources(labels: Sequence[Label], rubric: Rubric) -> list[str]:

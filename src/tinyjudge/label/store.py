@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal, NamedTuple
 
+from tinyjudge._atomic import exclusive_lock
 from tinyjudge.datasets.jsonl import atomic_writer
 from tinyjudge.errors import StorageError, TinyjudgeError
 from tinyjudge.records import Label
@@ -106,12 +107,14 @@ class LabelStore:
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, holding SQLite's write lock (other processes wait).
+        """One write transaction, holding SQLite's write lock and the labels file's lock.
 
         A full disk (at the store or the labels file) rolls it back and is a
         :class:`StorageError`; nothing of it is kept.
         """
-        with self._lock:
+        # The labels file's lock too: `import labels` (or another tool) rewriting the file
+        # at the same time would otherwise drop an answer appended in between.
+        with self._lock, exclusive_lock(self.labels_path):
             try:
                 self._db.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as e:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tinyjudge._http import allowed_hosts, check_exposure
+from tinyjudge._numbers import check_number
 from tinyjudge.errors import UsageError
 
 from ._templates import check_template
@@ -77,11 +78,14 @@ class ServerOptions:
         if self.chat_template is not None:
             check_template(self.chat_template)
         for name in ("max_batch", "max_body_bytes", "max_items", "max_text_chars"):
-            if getattr(self, name) < 1:
+            if getattr(self, name) < 1:  # nan is not < 1: check_number refuses it
                 raise UsageError(f"{name} must be at least 1, got {getattr(self, name)}")
+            check_number(name, getattr(self, name), 1, whole=True)
+        check_number("max_wait_ms", self.max_wait_ms, 0, 10_000, unit=" ms")
         for name in ("header_timeout_s", "body_timeout_s"):
             if getattr(self, name) <= 0:
                 raise UsageError(f"{name} must be positive, got {getattr(self, name)}")
+            check_number(name, getattr(self, name), 0, 86_400, low_open=True, unit=" seconds")
 
     @property
     def hosts(self) -> frozenset[str] | None:

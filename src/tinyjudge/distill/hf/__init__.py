@@ -15,7 +15,14 @@
 
 from __future__ import annotations
 
-from ._backbone import MINILM, PAD_TOKEN, ensure_pad, load_classifier, resolve_encoder
+from ._backbone import (
+    MINILM,
+    PAD_TOKEN,
+    check_vocab,
+    ensure_pad,
+    load_classifier,
+    resolve_encoder,
+)
 from ._codec import ChatCodec, Codec, Encoded, PairCodec, budget, codec_for, is_decoder
 from ._device import (
     BF16_MIN_SPEEDUP,
@@ -26,6 +33,7 @@ from ._device import (
     bf16_speedup,
     resolve_device,
 )
+from ._guard import SAFE_LOAD, check_hf_dir, hf_call
 from ._lora import ADAPTER_CONFIG, default_targets, head_modules, load_lora, with_lora
 from ._losses import bradley_terry, feeds, soft_ce
 from ._parallel import is_main_process, rank, wait_for_everyone, world_size
@@ -44,6 +52,10 @@ __all__ = [
     "resolve_encoder",
     "load_classifier",
     "ensure_pad",
+    "check_vocab",
+    "SAFE_LOAD",
+    "check_hf_dir",
+    "hf_call",
     "Device",
     "DEVICES",
     "BF16_MIN_SPEEDUP",

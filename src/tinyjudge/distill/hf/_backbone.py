@@ -9,13 +9,22 @@ fresh head in its place.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from tinyjudge.errors import ModelDirError
 
 from ._codec import is_decoder
+from ._guard import SAFE_LOAD, check_hf_dir, hf_call
 
-__all__ = ["MINILM", "resolve_encoder", "load_classifier", "ensure_pad", "PAD_TOKEN"]
+__all__ = [
+    "MINILM",
+    "resolve_encoder",
+    "load_classifier",
+    "ensure_pad",
+    "check_vocab",
+    "PAD_TOKEN",
+]
 
 MINILM = "all-MiniLM-L6-v2"
 _MINILM_NAMES = {MINILM, f"sentence-transformers/{MINILM}"}
@@ -24,6 +33,7 @@ _MINILM_NAMES = {MINILM, f"sentence-transformers/{MINILM}"}
 PAD_TOKEN = "<|tinyjudge_pad|>"
 # Attention dropout off: fine-tuning runs about twice as fast on CPU (the fused
 # attention path) at no cost to agreement here. Each family names it its own way.
+_VOCAB_SLACK = 1024
 _ATTENTION_DROPOUT_KEYS = ("attention_probs_dropout_prob", "attention_dropout")
 
 
@@ -59,6 +69,26 @@ def ensure_pad(tokenizer: Any, model: Any) -> None:
     text_config.pad_token_id = tokenizer.pad_token_id
 
 
+def check_vocab(tokenizer: Any, model: Any, path: str | os.PathLike[str]) -> None:
+    """The tokenizer's ids fit the model's embedding table (up to a few added tokens).
+
+    Raises:
+        ModelDirError: a tokenizer whose ids reach far past the table (a vocab
+            index of 10^9 would make the model allocate or index out of range).
+    """
+    rows = model.get_input_embeddings().num_embeddings
+    try:
+        top = max(len(tokenizer), max(tokenizer.get_vocab().values(), default=0) + 1)
+    except (TypeError, ValueError, OverflowError):
+        top = rows + _VOCAB_SLACK + 1
+    if top > rows + _VOCAB_SLACK:
+        raise ModelDirError(
+            f"{path}: the tokenizer has ids up to {top - 1}; allowed: below {rows + _VOCAB_SLACK} "
+            f"(the model's {rows} embeddings and up to {_VOCAB_SLACK} added tokens); give the "
+            "tokenizer saved with this model"
+        )
+
+
 def load_classifier(base: str, labels: dict[int, str], tokenizer: Any = None) -> tuple[Any, Any]:
     """``(model, tokenizer)``: ``base`` with a fresh head, one output per label, in float32.
 
@@ -69,33 +99,39 @@ def load_classifier(base: str, labels: dict[int, str], tokenizer: Any = None) ->
             which may hold the pad token added at training).
 
     Raises:
-        ModelDirError: ``base`` cannot be read as a model and tokenizer.
+        ModelDirError: ``base`` cannot be read as a model and tokenizer, or asks to
+            run code, or holds pickle weights only (see :func:`check_hf_dir`).
     """
     import torch
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
     path = resolve_encoder(base)
-    try:
-        tokenizer = tokenizer or AutoTokenizer.from_pretrained(path)
-        config = AutoConfig.from_pretrained(
+    check_hf_dir(path)
+    who = f"base={base!r} ({path}): cannot be loaded as a sequence classifier"
+    tokenizer = tokenizer or hf_call(
+        who, lambda: AutoTokenizer.from_pretrained(path, trust_remote_code=False)
+    )
+    config = hf_call(
+        who,
+        lambda: AutoConfig.from_pretrained(
             path,
             num_labels=len(labels),
             id2label=dict(labels),
             label2id={n: i for i, n in labels.items()},
-        )
-        for key in _ATTENTION_DROPOUT_KEYS:
-            if hasattr(config, key):
-                setattr(config, key, 0.0)
-        # a base saved with a classification head of another size (a classifier, a
-        # reward model) is re-headed: that head is replaced by a fresh one
-        model = AutoModelForSequenceClassification.from_pretrained(
-            path, config=config, dtype=torch.float32, ignore_mismatched_sizes=True
-        )
-    except (OSError, ValueError, KeyError, RuntimeError) as e:
-        raise ModelDirError(
-            f"base={base!r} ({path}): cannot be loaded as a sequence classifier: "
-            f"{str(e).splitlines()[0] if str(e) else type(e).__name__}; give a local model "
-            "directory or an available hub id"
-        ) from None
+            trust_remote_code=False,
+        ),
+    )
+    for key in _ATTENTION_DROPOUT_KEYS:
+        if hasattr(config, key):
+            setattr(config, key, 0.0)
+    # a base saved with a classification head of another size (a classifier, a
+    # reward model) is re-headed: that head is replaced by a fresh one
+    model = hf_call(
+        who,
+        lambda: AutoModelForSequenceClassification.from_pretrained(
+            path, config=config, dtype=torch.float32, ignore_mismatched_sizes=True, **SAFE_LOAD
+        ),
+    )
+    check_vocab(tokenizer, model, path)
     ensure_pad(tokenizer, model)
     return model, tokenizer

@@ -12,6 +12,8 @@ from typing import Any
 
 from tinyjudge.errors import UsageError
 
+from ._guard import check_hf_dir, hf_call
+
 __all__ = ["head_modules", "default_targets", "with_lora", "load_lora", "ADAPTER_CONFIG"]
 
 ADAPTER_CONFIG = "adapter_config.json"
@@ -70,4 +72,8 @@ def load_lora(model: Any, adapter_dir: Path) -> Any:
     """The saved adapter (and head) of ``adapter_dir`` on ``model``, for inference."""
     from peft import PeftModel
 
-    return PeftModel.from_pretrained(model, adapter_dir).eval()
+    check_hf_dir(adapter_dir, adapter=True)
+    return hf_call(
+        f"{adapter_dir}: the LoRA adapter cannot be loaded",
+        lambda: PeftModel.from_pretrained(model, adapter_dir, use_safetensors=True).eval(),
+    )

@@ -54,15 +54,42 @@ def is_eval_log(obj: Any) -> bool:
     return isinstance(obj, dict) and isinstance(obj.get("eval"), dict) and "samples" in obj
 
 
+# The text that attachments may add to one sample: each attachment once in full, and
+# its repeats while the total stays under four times the attachments' own size (and
+# 1 MiB): one attachment named by 800 messages would otherwise inflate a small log
+# hundreds of times.
+_REPEAT_FACTOR = 4
+_REPEAT_FLOOR = 1 << 20
+
+
 def resolve_attachments(sample: dict[str, Any]) -> dict[str, Any]:
-    """The sample with each ``attachment://<hash>`` text replaced by the text it names."""
+    """The sample with each ``attachment://<hash>`` text replaced by the text it names.
+
+    An attachment is put back in full where it is first named; a repeat is put back
+    only within the sample's budget (see ``_REPEAT_FACTOR``), past it a short note
+    names the attachment and where it was shown.
+    """
     attachments = sample.get("attachments") or {}
-    if not attachments:
+    if not attachments or not isinstance(attachments, dict):
         return sample
+    sizes = sum(len(v) for v in attachments.values() if isinstance(v, str))
+    left = [max(_REPEAT_FLOOR, _REPEAT_FACTOR * sizes)]
+    shown: set[str] = set()
+
+    def expand(key: str, value: str) -> str:
+        text = attachments.get(key)
+        if not isinstance(text, str):
+            return value
+        if key in shown and len(text) > left[0]:
+            return f"[attachment {key}: the same {len(text)} characters as shown earlier]"
+        if key in shown:
+            left[0] -= len(text)
+        shown.add(key)
+        return text
 
     def put_back(value: Any) -> Any:
         if isinstance(value, str) and value.startswith(_ATTACHMENT):
-            return attachments.get(value[len(_ATTACHMENT) :], value)
+            return expand(value[len(_ATTACHMENT) :], value)
         if isinstance(value, dict):
             return {k: put_back(v) for k, v in value.items()}
         if isinstance(value, list):
