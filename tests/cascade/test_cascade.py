@@ -212,7 +212,8 @@ def test_cli_writes_labels_and_figures_that_audit_and_estimate_read(
                            "--items", items, "--cheap", "cascade:compliance-linear>people",
                            "--human", "human:final")  # fmt: skip
     assert rc == 0, err
-    assert "positive rate (%): cascade:compliance-linear>people + " in " ".join(stdout.split())
+    shown = " ".join(stdout.split())
+    assert "(%, rubric compliance): cascade:compliance-linear>people + human:final" in shown
     # a bad flag value is refused before any work, named as its flag
     rc, _, err = _cli(monkeypatch, capsys, *args, "--target", "2", "--out", tmp_path / "x")
     assert rc == 2 and "--target" in err and not (tmp_path / "x").exists()
