@@ -139,8 +139,11 @@ def hint_effect(
     if isinstance(policy, str) or hasattr(policy, "__fspath__"):
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        tokenizer = tokenizer or AutoTokenizer.from_pretrained(str(policy))
-        policy = AutoModelForCausalLM.from_pretrained(str(policy))
+        # data, never code: a policy directory that asks to run its own code is refused
+        tokenizer = tokenizer or AutoTokenizer.from_pretrained(str(policy), trust_remote_code=False)
+        policy = AutoModelForCausalLM.from_pretrained(
+            str(policy), trust_remote_code=False, use_safetensors=True
+        )
     if tokenizer is None:
         raise UsageError(
             "hint_effect needs the policy's tokenizer (tokenizer=...)", param="tokenizer"
