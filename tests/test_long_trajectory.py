@@ -15,7 +15,7 @@ import pytest
 
 from tinyjudge.datasets.importers.tau_bench import import_tau_bench, tool_error_steps
 from tinyjudge.judge import Judge, LocalServer, Reply, Request
-from tinyjudge.records import Item, Message
+from tinyjudge.records import Item, Message, canonical_messages
 from tinyjudge.rubric import load_rubric
 
 N_TURNS = 300
@@ -177,10 +177,12 @@ def test_long_trajectory_through_distill_scoring_and_audit(data_dir, long_item: 
     assert all(
         lab.status == "ok" and sum(lab.probs.values()) == pytest.approx(1) for lab in rm_labels
     )
-    # the linear tier reads the whole transcript: every message's text is in its view
+    # the linear tier reads the whole transcript: every message's text, as every reward
+    # path reads it (canonical_messages: one normalisation, issue 31), is in its view
     view = item_views(long_item)[0]
     text = view.context + "\n" + view.response
-    assert all(m.text in text for m in long_item.messages)
+    read = canonical_messages(long_item.messages)
+    assert len(read) == len(long_item.messages) and all(m.text in text for m in read)
 
     def respond(req: Request) -> Reply:
         verdict = rule.get(req.item_id or "", "fail")
