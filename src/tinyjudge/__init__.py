@@ -17,9 +17,9 @@ module on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from tinyjudge._faces import lazy_names
 from tinyjudge.datasets.jsonl import read_items, read_labels, write_jsonl
 from tinyjudge.errors import DataError, TinyjudgeError
 from tinyjudge.records import Hint, Item, Label, Message
@@ -106,14 +106,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tinyjudge' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)

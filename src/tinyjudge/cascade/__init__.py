@@ -11,9 +11,7 @@ what it scores to the judge in the background and reports the agreement.
 
 from __future__ import annotations
 
-import sys
-import types
-from typing import Any
+from tinyjudge._faces import callable_package
 
 from ._audit import AuditSampler, AuditState, audit_sampler, card_agreement
 from ._bound import (
@@ -45,15 +43,4 @@ __all__ = [
 ]
 
 
-class _CascadeModule(types.ModuleType):
-    """Calling the package calls :func:`cascade`.
-
-    ``tinyjudge.cascade`` is the top-level function, yet importing this package sets
-    the parent's attribute of that name to the package; so the package is callable.
-    """
-
-    def __call__(self, *args: Any, **kwargs: Any) -> CascadeResult:
-        return cascade(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CascadeModule
+callable_package(__name__, "cascade")

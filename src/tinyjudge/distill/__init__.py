@@ -9,9 +9,7 @@ Hugging Face seam (codecs, trainer, devices) is :mod:`tinyjudge.distill.hf`.
 
 from __future__ import annotations
 
-import sys
-import types
-from typing import Any
+from tinyjudge._faces import callable_package
 
 from ._base import RewardModel
 from ._data import (
@@ -87,17 +85,4 @@ __all__ = [
 ]
 
 
-class _CallableModule(types.ModuleType):
-    """``tinyjudge.distill`` is both this package and the :func:`distill` function.
-
-    Importing a subpackage sets the parent's attribute of that name to the
-    module, which would replace ``tinyjudge.distill`` the function (exported by
-    ``tinyjudge``) with this package; calling the package calls the function,
-    so ``tinyjudge.distill(...)`` works whichever was imported first.
-    """
-
-    def __call__(self, *args: Any, **kwargs: Any) -> DistillResult:
-        return distill(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+callable_package(__name__, "distill")

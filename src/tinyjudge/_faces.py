@@ -1,0 +1,70 @@
+"""What a public face needs from Python: names loaded on first use, and a package you can call.
+
+Two stages are at once a package and a verb: ``tinyjudge.distill`` is the folder
+and ``tinyjudge.distill(items, labels)`` fits a model. Importing a subpackage sets
+the parent's attribute of that name to the package, so whichever was looked up
+first, the package is what ``tinyjudge.<stage>`` holds; :func:`callable_package`
+makes calling it call the verb. :func:`lazy_names` gives a face the module-level
+``__getattr__`` and ``__dir__`` (PEP 562) that load a heavy module only when one of
+its names is first used, so ``import tinyjudge`` and the CLI start cheaply.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["lazy_names", "callable_package"]
+
+
+def lazy_names(
+    module_name: str, names: Mapping[str, str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``__getattr__`` and ``__dir__`` for the module ``module_name``.
+
+    Args:
+        module_name: the face's ``__name__``.
+        names: public name -> where it lives, ``"module"`` or ``"module:attribute"``
+            when the attribute is named otherwise; a module starting with ``.`` is
+            relative to the face.
+
+    >>> getattr_, dir_ = lazy_names("json", {"pretty": "pprint:pformat"})
+    >>> getattr_("pretty")([1])
+    '[1]'
+    """
+    face = sys.modules[module_name]
+    package = module_name if hasattr(face, "__path__") else module_name.rpartition(".")[0]
+
+    def __getattr__(name: str) -> Any:
+        where = names.get(name)
+        if where is None:
+            raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
+        module, _, attribute = where.partition(":")
+        value = getattr(importlib.import_module(module, package), attribute or name)
+        face.__dict__[name] = value  # later lookups skip __getattr__
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(face.__dict__) | set(names))
+
+    return __getattr__, __dir__
+
+
+class _CallablePackage(types.ModuleType):
+    """A package whose call is one of its own functions (named in ``__call_name__``)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self, self.__dict__["__call_name__"])(*args, **kwargs)
+
+
+def callable_package(module_name: str, function: str) -> None:
+    """Make the package ``module_name`` callable: ``package(...)`` is ``package.function(...)``.
+
+    The function may be one of the package's lazy names; it loads on the first call.
+    """
+    module = sys.modules[module_name]
+    module.__dict__["__call_name__"] = function
+    module.__class__ = _CallablePackage
