@@ -49,6 +49,8 @@ _LAZY = {
     "Judge": "tinyjudge.judge",
     "distill": "tinyjudge.distill",
     "load_model": "tinyjudge.distill",
+    "calibrate": "tinyjudge.calibrate",
+    "audit": "tinyjudge.audit",
     "TemperatureScaling": "tinyjudge.calibrate",
     "VectorScaling": "tinyjudge.calibrate",
     "cohen_kappa": "tinyjudge.audit",
@@ -58,7 +60,7 @@ _LAZY = {
     "write_report": "tinyjudge.audit",
     "estimate_rate": "tinyjudge.estimate",
     "estimate_rates": "tinyjudge.estimate",
-    "cascade": "tinyjudge.cascade",
+    "cascade": "tinyjudge.cascade",  # callable packages: the package, called, runs its verb
     "CascadeConfig": "tinyjudge.cascade",
     "exploit": "tinyjudge.exploit",
     "run_exploit": "tinyjudge.exploit",

@@ -29,7 +29,8 @@ def lazy_names(
         module_name: the face's ``__name__``.
         names: public name -> where it lives, ``"module"`` or ``"module:attribute"``
             when the attribute is named otherwise; a module starting with ``.`` is
-            relative to the face.
+            relative to the face. A name that is its module's own last part
+            (``"distill": "tinyjudge.distill"``) is that module: a callable package.
 
     >>> getattr_, dir_ = lazy_names("json", {"pretty": "pprint:pformat"})
     >>> getattr_("pretty")([1])
@@ -43,7 +44,9 @@ def lazy_names(
         if where is None:
             raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
         module, _, attribute = where.partition(":")
-        value = getattr(importlib.import_module(module, package), attribute or name)
+        loaded = importlib.import_module(module, package)
+        own = not attribute and loaded.__name__.rpartition(".")[2] == name
+        value = loaded if own else getattr(loaded, attribute or name)
         face.__dict__[name] = value  # later lookups skip __getattr__
         return value
 
