@@ -10,8 +10,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from tinyjudge.commands._config_flags import config_flags
-from tinyjudge.commands._flags import flag_for, in_flags
+from tinyjudge.cli import in_flags
+from tinyjudge.commands._config_flags import config_flags, flag_of
 from tinyjudge.config import Config, option
 from tinyjudge.errors import UsageError
 from tinyjudge.results import Interval
@@ -109,7 +109,7 @@ def test_a_bad_value_is_refused_by_the_parser_or_the_config() -> None:
 
 def test_a_derived_field_reads_as_its_flag_in_messages() -> None:
     _app()
-    assert flag_for("n_boot") == "--n-boot"
+    assert flag_of("n_boot") == "--n-boot"
     error = UsageError("n_boot must be a finite number in [100, 100000], got 5", param="n_boot")
     assert in_flags(error).startswith("--n-boot must be")
 

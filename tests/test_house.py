@@ -1,7 +1,9 @@
 """The house rules that a reader picking the project up relies on.
 
 The library speaks Python: its messages name parameters, and ``commands/``
-alone speaks in flags, through one mapping (``commands/_flags.py``).
+alone speaks in flags. A flag is its parameter's derived spelling (``group_by`` ->
+``--group-by``, ``commands/_config_flags.flag_of``), and the CLI shows the
+parameters an error names by that same derivation (``cli.in_flags``): no table.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from typing import Any
 import pytest
 
 import tinyjudge
-from tinyjudge.commands._flags import FLAGS, flag_for, in_flags
+from tinyjudge.cli import in_flags
+from tinyjudge.commands._config_flags import flag_of
 from tinyjudge.commands._params import parse_params
 from tinyjudge.errors import DataError, RubricError, TinyjudgeError, UsageError
 
@@ -83,12 +86,14 @@ def test_at_most_five_string_literals_outside_commands_name_a_flag() -> None:
     ("error", "shown"),
     [
         (
-            UsageError("group_by and slice_by read item metadata: pass items", param="items"),
+            UsageError("group_by and slice_by read item metadata: pass items", param="items",
+                       also=("group_by", "slice_by")),
             "--group-by and --slice-by read item metadata: pass --items",
         ),
         (
-            UsageError("n_splits=9 needs at least as many groups, got 3", param="n_splits"),
-            "--folds=9 needs at least as many groups, got 3",
+            UsageError("max_reply_mb=0 holds no reply; max_reply_mb must be > 0",
+                       param="max_reply_mb"),
+            "--max-reply-mb=0 holds no reply; --max-reply-mb must be > 0",
         ),
         (
             UsageError("grouping by 'metadata.group_by' needs the items: pass items", "items"),
@@ -126,29 +131,33 @@ def test_at_most_five_string_literals_outside_commands_name_a_flag() -> None:
         (
             UsageError("host 0.0.0.0 lets other machines in: pass token (or set T), "
                        "e.g. secrets.token_urlsafe(), or insecure_no_token to run open",
-                       param="token", also=("host",)),
+                       param="token", also=("host", "insecure_no_token")),
             "--host 0.0.0.0 lets other machines in: pass --token (or set T), "
             "e.g. secrets.token_urlsafe(), or --insecure-no-token to run open",
         ),
         (
             UsageError("choose another reviewer name", param="reviewer"),
-            "choose another --as name",
+            "choose another --reviewer name",
+        ),
+        (
+            UsageError("slice_by needs the items: pass items", param="items"),
+            "slice_by needs the items: pass --items",
         ),
     ],
     ids=[
-        "two-params-and-the-one-at-fault", "renamed-flag", "key-and-quoted-value-kept",
-        "one-word-param", "param-word-only-where-named", "already-a-flag",
-        "quoted-value", "data-error", "other-kind", "also-named-params",
-        "also-named-and-a-flag-that-holds-the-word", "param-renamed-to-another-word",
+        "two-params-and-the-one-at-fault", "underscore-name-everywhere",
+        "key-and-quoted-value-kept", "one-word-param", "param-word-only-where-named",
+        "already-a-flag", "quoted-value", "data-error", "other-kind", "also-named-params",
+        "also-named-and-a-flag-that-holds-the-word", "param-named-mid-sentence",
+        "only-the-names-the-error-gives",
     ],
 )  # fmt: skip
 def test_the_cli_shows_a_library_message_in_flags(error: TinyjudgeError, shown: str) -> None:
     assert in_flags(error) == shown
 
 
-def test_flag_for_a_parameter_no_command_has_is_none() -> None:
-    assert flag_for("group_by") == "--group-by"
-    assert flag_for("api_key") is None
+def test_a_flag_is_its_parameter_derived() -> None:
+    assert flag_of("group_by") == "--group-by" and flag_of("items") == "--items"
 
 
 def _command_options() -> dict[str, set[str]]:
@@ -171,12 +180,31 @@ def _command_options() -> dict[str, set[str]]:
     return found
 
 
-def test_every_mapped_flag_is_one_a_command_takes() -> None:
+def _named_params() -> set[str]:
+    """Every parameter a library ``UsageError`` names (``param``, second argument, ``also``)."""
+    named: set[str] = set()
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC)
+        if rel.parts[0] == "commands" or rel.as_posix() == "cli.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            func = getattr(node, "func", None)
+            if not isinstance(node, ast.Call) or getattr(func, "id", None) != "UsageError":
+                continue
+            given = [*node.args[1:2], *(k.value for k in node.keywords if k.arg == "param")]
+            for k in node.keywords:
+                if k.arg == "also" and isinstance(k.value, ast.Tuple):
+                    given += k.value.elts
+            named |= {g.value for g in given if isinstance(g, ast.Constant)}
+    return named
+
+
+def test_every_parameter_a_command_takes_is_given_as_its_derived_flag() -> None:
     options = _command_options()
-    taken = set().union(*options.values())
-    assert sorted(set(FLAGS.values()) - taken) == []
-    # a command parameter of the same name is given as the same flag
-    differ = {p: f for p, f in FLAGS.items() if p in options and f not in options[p]}
+    named = _named_params()
+    assert {"items", "group_by", "token", "reviewer"} <= named  # the walk finds them
+    # a parameter the library names, where a command takes it, is its derived flag there
+    differ = {p: sorted(options[p]) for p in named if p in options and flag_of(p) not in options[p]}
     assert differ == {}
 
 

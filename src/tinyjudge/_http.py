@@ -108,7 +108,7 @@ def check_exposure(
             f"host {host} lets other machines reach {what}: pass token (or set {env}), "
             f"e.g. from {_MAKE_ONE}, or insecure_no_token to run open on purpose",
             param="token",
-            also=("host",),
+            also=("host", "insecure_no_token"),
         )
 
 

@@ -1,12 +1,21 @@
 """The ``tinyjudge`` command line: the table of verbs, and how errors end a run.
 
 Each verb lives in :mod:`tinyjudge.commands` (one module per verb, its options
-written once in its signature). A user's mistake (bad file, bad record, unknown
-name) prints one line and exits 2; only a bug in tinyjudge shows a traceback.
+written once in its signature or in its stage's config). A user's mistake (bad
+file, bad record, unknown name) prints one line and exits 2; only a bug in
+tinyjudge shows a traceback.
+
+The library's messages name Python parameters, and a
+:class:`~tinyjudge.errors.UsageError` says which: ``param`` (the one at fault) and
+``also`` (others it names as the fix). The CLI shows those names as their flags, by
+the one derivation every flag is made by (``group_by`` -> ``--group-by``):
+:func:`in_flags`. A command's flag for a parameter is that parameter's derived
+flag, so no table maps one to the other.
 """
 
 from __future__ import annotations
 
+import re
 import signal
 import sys
 import threading
@@ -16,11 +25,11 @@ from types import FrameType
 import typer
 from rich.markup import escape
 
-from tinyjudge.commands._flags import in_flags
+from tinyjudge.commands._config_flags import flag_of
 from tinyjudge.commands._io import err
-from tinyjudge.errors import TinyjudgeError, one_line
+from tinyjudge.errors import TinyjudgeError, UsageError, one_line
 
-__all__ = ["app", "main", "VERBS"]
+__all__ = ["app", "main", "VERBS", "in_flags"]
 
 app = typer.Typer(
     name="tinyjudge",
@@ -74,6 +83,30 @@ for _verb, _module in VERBS.items():
         app.add_typer(_mod.build_app(), name=_verb, help=(_mod.build_app.__doc__ or "").strip())
     else:
         app.command(_verb)(_mod.command)
+
+
+def _name(param: str) -> re.Pattern[str]:
+    # the bare word: not part of a key (metadata.group_by), a quoted value or a flag
+    return re.compile(rf"(?<![\w.'\"`/-]){re.escape(param)}(?![\w'\"`/-])")
+
+
+def in_flags(error: TinyjudgeError) -> str:
+    """The error's one-line message, the parameters it names shown as their flags.
+
+    Only a :class:`UsageError`'s own ``param`` and ``also`` are shown so, each as
+    :func:`~tinyjudge.commands._config_flags.flag_of` derives it: a name with an
+    underscore wherever the message has it (it reads as nothing else), a one-word
+    name where the message names it last (``needs the items: pass items``: a
+    one-word name is also a plain word). Other errors are shown as written.
+    """
+    message = str(error)
+    if not isinstance(error, UsageError):
+        return message
+    for param in dict.fromkeys([*([error.param] if error.param else []), *error.also]):
+        named = list(_name(param).finditer(message))
+        for at in reversed(named if "_" in param else named[-1:]):
+            message = message[: at.start()] + flag_of(param) + message[at.end() :]
+    return message
 
 
 class Terminated(BaseException):

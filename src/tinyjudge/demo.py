@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import time
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypedDict
@@ -97,7 +97,6 @@ def run_demo(
     tier: str = "probe",
     judge: str = "replay",
     limit: int | None = None,
-    spelling: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Run the loop and write ``OUT/report.html``; returns the summary figures.
 
@@ -108,9 +107,8 @@ def run_demo(
         tier: the reward-model tier to distill (``probe`` by default).
         judge: ``replay`` (recorded GPT-4 verdicts served over HTTP) or ``local``
             (the live local model behind llama.cpp; needs ``tinyjudge[local]``).
-        limit: run the loop on this many items, taken in turn from each split.
-        spelling: how the printed advice names a parameter (``limit``, ``group_by``);
-            by default by its name here (the CLI passes its flags).
+        limit: run the loop on this many items, taken in turn from each split (the
+            printed advice names it so: ``raise limit``).
     """
     from tinyjudge.errors import UsageError
 
@@ -186,10 +184,9 @@ def run_demo(
                 group_by=GROUP,
                 **params,
             )
-        said = {"limit": "limit", "group_by": "group_by", **(spelling or {})}
         for w in caught:  # a limited run holds out few items: said in the demo's words
             if isinstance(w.message, SplitWarning):
-                advice = w.message.describe(said["limit"], said["group_by"])
+                advice = w.message.describe("limit", "group_by")
                 console.print(f"  warning: {advice}")
         model_dir = out_dir / "rm"
         result.model.save(model_dir)

@@ -257,7 +257,7 @@ def test_calibrated_scores_are_a_source_of_their_own(fitted) -> None:
 
 
 def test_pairwise_items_are_refused_naming_the_tier(xs_set: TrainingSet) -> None:
-    from tinyjudge.commands._flags import in_flags
+    from tinyjudge.cli import in_flags
     from tinyjudge.errors import UsageError
     from tinyjudge.records import Item, Message
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from judge_helpers import single, verdict
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import TinyjudgeError, UsageError
 from tinyjudge.judge import EndpointFailing, Fault, Judge, Reply, Request
 from tinyjudge.judge._client import Mode, rejection
 
@@ -101,8 +101,11 @@ def test_a_forced_format_the_server_refuses_stops_the_run(serve, compliance) -> 
 
 
 def test_an_unknown_response_format_is_refused(compliance) -> None:
-    with pytest.raises(TinyjudgeError, match=r"response_format must be one of \['auto', "):
-        Judge(compliance, "m", base_url="http://127.0.0.1:9/v1", response_format="yaml")  # type: ignore[arg-type]
+    with pytest.raises(
+        TinyjudgeError, match=r"response_format must be one of 'auto', .*'yaml'"
+    ) as e:
+        Judge(compliance, "m", base_url="http://127.0.0.1:9/v1", response_format="yaml")
+    assert e.value.param == "response_format"  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,10 @@ def items_file(tmp_path: Path) -> Path:
         (["--model", "m", "--gguf", "x.gguf"], "--gguf and --threads go with --local"),
         (["--model", "m", "--threads", "2"], "--gguf and --threads go with --local"),
         (["--local", "--base-url", "http://127.0.0.1:9/v1"], "--local starts its own server"),
-        (["--model", "m", "--response-format", "yaml"], "--response-format 'yaml' is not one of"),
+        (
+            ["--model", "m", "--response-format", "yaml"],
+            ("'--response-format'", "'yaml' is not one of 'auto', 'json_schema'"),
+        ),
         (["--local", "--gguf", "nope.gguf"], "--gguf nope.gguf: no such file"),
     ],
     ids=[
@@ -41,7 +44,8 @@ def test_judge_local_mistakes_are_one_line(
 ) -> None:
     args = ["judge", items_file, "--rubric", "compliance", "--out", tmp_path / "o.jsonl", *extra]
     rc, _, err = run_cli(monkeypatch, capsys, *args)
-    assert rc == 2 and message in err and len(err.strip().splitlines()) == 1
+    fragments = message if isinstance(message, tuple) else (message,)
+    assert rc == 2 and all(m in err for m in fragments) and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o.jsonl").exists()
 
 

@@ -183,13 +183,13 @@ def test_a_reviewer_with_labels_from_elsewhere_is_told_the_flag(label_cli, xstes
         "--as", "annotator_1", "--port", "0",
     )  # fmt: skip
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "choose another --as name" in " ".join(proc.stderr.split())
+    assert "choose another --reviewer name" in " ".join(proc.stderr.split())
 
 
 def test_a_busy_port_names_the_parameter_and_the_cli_the_flag():
     import socket
 
-    from tinyjudge.commands._flags import in_flags
+    from tinyjudge.cli import in_flags
     from tinyjudge.errors import UsageError
     from tinyjudge.label import serve
 

@@ -345,7 +345,11 @@ def build_report(
     if reference not in table:
         raise UsageError(f"no labels from reference {reference!r}; sources: {sorted(table)}")
     if (group_by or slice_by) and items is None:
-        raise UsageError("group_by and slice_by read item metadata: pass items", param="items")
+        raise UsageError(
+            "group_by and slice_by read item metadata: pass items",
+            param="items",
+            also=("group_by", "slice_by"),
+        )
     by_id = {it.id: it for it in items or []}
     rubric_ids = sorted({lab.rubric for d in table.values() for lab in d.values()})
     one_rubric = rubric_ids[0] if len(rubric_ids) == 1 else None

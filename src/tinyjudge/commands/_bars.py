@@ -7,12 +7,13 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import typer
+from rich.console import Console
 
 from tinyjudge._progress import reporting
 
 from ._io import err
 
-__all__ = ["progress_bars", "quiet_option", "shows_bars"]
+__all__ = ["progress_bars", "quiet_option", "shows_bars", "bar_console"]
 
 
 def quiet_option() -> Any:
@@ -23,6 +24,11 @@ def quiet_option() -> Any:
 def shows_bars(quiet: bool) -> bool:
     """Whether bars are drawn: on a terminal, unless ``--quiet``."""
     return not quiet and err.is_terminal
+
+
+def bar_console(quiet: bool) -> Console | bool:
+    """Where a library call that takes ``progress=`` draws its bar: stderr, or False (none)."""
+    return err if shows_bars(quiet) else False
 
 
 @contextmanager

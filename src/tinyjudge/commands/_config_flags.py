@@ -68,7 +68,7 @@ def _parameter(cls: type[Config], name: str) -> inspect.Parameter:
     return inspect.Parameter(
         name,
         inspect.Parameter.KEYWORD_ONLY,
-        default=typer.Option(default, *decls, help=help_text),
+        default=typer.Option(default, *decls, help=help_text, envvar=f.metadata.get("envvar")),
         annotation=annotation,
     )
 

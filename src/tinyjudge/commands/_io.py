@@ -166,8 +166,11 @@ def labels_to_keep(path: Path, written: Sequence[Label], replace: bool) -> list[
     return [] if replace else others
 
 
-def write_labels_out(path: Path, labels: Sequence[Label], replace: bool) -> int:
-    """Write a verb's labels to ``--out``, keeping other sources' labels there, and say so.
+def write_labels_out(
+    path: Path, labels: Sequence[Label], replace: bool, rubric: Rubric | None = None
+) -> int:
+    """Write a verb's labels to ``--out``, keeping other sources' labels there, and say so;
+    with ``rubric``, its copy beside them (:func:`store_rubric`).
 
     Returns the number of the verb's own labels written.
     """
@@ -175,6 +178,8 @@ def write_labels_out(path: Path, labels: Sequence[Label], replace: bool) -> int:
 
     written = write_labels(path, labels, replace)
     print_kept(path, written)
+    if rubric is not None:
+        store_rubric(rubric, path.parent)
     return written.written
 
 

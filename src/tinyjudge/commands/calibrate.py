@@ -35,7 +35,10 @@ def command(
         "temperature", "--method", help="temperature, vector, platt or isotonic"
     ),
     out_dir: Path = typer.Option(
-        None, "--out", help="model dir to write (default: in place); with --source, a folder"
+        None,
+        "--out",
+        "--out-dir",
+        help="model dir to write (default: in place); with --source, a folder",
     ),
     source: str = typer.Option(
         None, "--source", help="calibrate this label source's probs (e.g. judge:gpt-4)"

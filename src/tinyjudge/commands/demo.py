@@ -28,6 +28,4 @@ def command(
     """Run the whole loop on the bundled XSTest sample."""
     from tinyjudge.demo import run_demo
 
-    from ._flags import FLAGS
-
-    run_demo(data, out_dir, console=out, tier=tier, judge=judge, limit=limit, spelling=FLAGS)
+    run_demo(data, out_dir, console=out, tier=tier, judge=judge, limit=limit)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import DataError, UsageError
 
 from ._io import (
     REPLACE_LABELS_HELP,
@@ -15,7 +15,6 @@ from ._io import (
     out,
     refuse_writing_over_inputs,
     resolve_rubric,
-    store_rubric,
     write_labels_out,
 )
 
@@ -30,8 +29,11 @@ def command(
     rubric: str = typer.Option(..., "--rubric", help="the labels' rubric (name or .yaml path)"),
     out_path: Path = typer.Option(..., "--out", help="labels JSONL to write"),
     item_field: str = typer.Option(..., "--item-field", help="column of item ids"),
-    label_field: str = typer.Option(
-        ..., "--label-field", help="column of labels; several (a,b,c) for one column per rater"
+    label_fields: str = typer.Option(
+        ...,
+        "--label-fields",
+        "--label-field",
+        help="column of labels; several (a,b,c) for one column per rater",
     ),
     rater_field: str = typer.Option(None, "--rater-field", help="column naming the rater"),
     items: Path = typer.Option(None, "--items", help="items.jsonl: count ids that match none"),
@@ -53,11 +55,13 @@ def command(
     elif aggregate == "dawid-skene":
         method = "dawid-skene"
     else:
-        raise TinyjudgeError(f"--aggregate {aggregate!r}: choose majority or dawid-skene")
+        raise UsageError(
+            f"aggregate {aggregate!r}: choose majority or dawid-skene", param="aggregate"
+        )
     refuse_writing_over_inputs([(out_path, "--out")], [(path, "sheet"), (items, "--items file")])
     rub = resolve_rubric(rubric)
     known = read_items(items) if items is not None else None
-    fields = [f.strip() for f in label_field.split(",") if f.strip()]
+    fields = [f.strip() for f in label_fields.split(",") if f.strip()]
     got = import_labels(
         path,
         rub,
@@ -69,13 +73,14 @@ def command(
         skip_bad,
     )
     if not got.labels:
-        raise TinyjudgeError(
-            f"{path}: no labels read ({len(got.bad)} bad rows, {got.empty} rows with no label); "
-            f"{out_path} not written"
+        raise DataError(
+            str(path),
+            None,
+            f"no labels read ({len(got.bad)} bad rows, {got.empty} rows with no label); "
+            f"{out_path} not written",
         )
     # under the file's lock: a concurrent import or the labelling page loses nothing
-    n = write_labels_out(out_path, got.labels, replace_labels)
-    store_rubric(rub, out_path.parent)
+    n = write_labels_out(out_path, got.labels, replace_labels, rub)
     finals = sum(1 for lab in got.labels if lab.source == "human:final")
     out.print(
         f"{path}: {n - finals} labels from {len(got.raters)} raters, {finals} human:final "

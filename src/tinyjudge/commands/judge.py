@@ -1,76 +1,46 @@
-"""``tinyjudge judge``: judge items with an LLM and write labels atomically."""
+"""``tinyjudge judge``: judge items with an LLM and write labels atomically.
+
+The judge's options are :class:`~tinyjudge.judge.JudgeConfig`'s fields, one flag
+each (``max_reply_mb`` -> ``--max-reply-mb``); which of them conflict, and the local
+judge's defaults, are the config's. This verb reads and writes the files.
+"""
 
 from __future__ import annotations
 
 import json
-import os
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import DataError
+from tinyjudge.judge import JudgeConfig
 from tinyjudge.records import Item
 from tinyjudge.rubric import Rubric
 
-from ._bars import quiet_option, shows_bars
+from ._bars import bar_console, quiet_option
+from ._config_flags import config_flags
 from ._io import (
     REPLACE_LABELS_HELP,
-    err,
     out,
     refuse_writing_over_inputs,
     resolve_rubric,
-    store_rubric,
     write_labels_out,
 )
 
 __all__ = ["command"]
 
+# library options with no flag: a command-line run keeps their defaults
+LIBRARY_ONLY = ("top_logprobs", "backoff", "stop_after", "label_first")
 
+
+@config_flags(JudgeConfig, skip=LIBRARY_ONLY)
 def command(
     items: Path = typer.Argument(..., help="items JSONL"),
     rubric: str = typer.Option(..., "--rubric", help="built-in rubric name or YAML path"),
     out_path: Path = typer.Option(..., "--out", help="labels JSONL, written atomically"),
-    model: str = typer.Option(None, "--model", help="model name at the endpoint"),
-    base_url: str = typer.Option(None, "--base-url", help="OpenAI-compatible URL (.../v1)"),
-    samples: int = typer.Option(1, "--samples", help="completions per item (self-consistency)"),
-    temperature: float = typer.Option(0.0, "--temperature"),
-    concurrency: int = typer.Option(
-        None, "--concurrency", help="items in flight at once [default: 8; --local: 1]"
-    ),
-    max_retries: int = typer.Option(None, "--max-retries", help="[default: 4; --local: 1]"),
-    timeout: float = typer.Option(
-        None,
-        "--timeout",
-        help="seconds one call may take, first byte to last [default: 60; --local: 900]",
-    ),
-    max_reply_mb: float = typer.Option(
-        16.0, "--max-reply-mb", help="the most a reply may hold; a larger one is cut, unscored"
-    ),
-    max_tokens: int = typer.Option(
-        None, "--max-tokens", help="completion limit [default: 1024; --local: 20, label first]"
-    ),
-    response_format: str = typer.Option(
-        "auto",
-        "--response-format",
-        help="auto (step down when refused), json_schema, json_object, text",
-    ),
-    local: bool = typer.Option(
-        False, "--local", help="start a llama.cpp server with a local model and judge with it"
-    ),
-    gguf: Path = typer.Option(
-        None, "--gguf", help="with --local: a GGUF model (default: the packaged Qwen2.5-1.5B)"
-    ),
-    threads: int = typer.Option(None, "--threads", help="with --local: CPU threads"),
-    n_ctx: int = typer.Option(4096, "--n-ctx", help="with --local: context window in tokens"),
     cache: Path = typer.Option(None, "--cache", help="SQLite cache (default: OUT.cache.sqlite)"),
     no_cache: bool = typer.Option(False, "--no-cache", help="no cache, no resume"),
-    replay: Path = typer.Option(None, "--replay", help="answer from recorded labels (no key)"),
-    replay_source: str = typer.Option("judge:gpt-4", "--replay-source"),
-    price_in: float = typer.Option(None, "--price-in", help="USD per 1M input tokens"),
-    price_out: float = typer.Option(None, "--price-out", help="USD per 1M output tokens"),
-    api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="env var of the key"),
     summary: Path = typer.Option(None, "--summary", help="also write the run summary as JSON"),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
     quiet: bool = quiet_option(),
@@ -78,16 +48,9 @@ def command(
     dry_run: bool = typer.Option(
         False, "--dry-run", help="print the first prompt and the response format; call nothing"
     ),
-    panel: Path = typer.Option(
-        None, "--panel", help="a panel of judges (YAML list of {model, base_url, api_key_env})"
-    ),
-    panel_vote: str = typer.Option(
-        "majority", "--panel-vote", help="with --panel: majority (of labels) or mean (of probs)"
-    ),
-    panel_source: str = typer.Option(
-        "judge:panel", "--panel-source", help="with --panel: the source of the panel's labels"
-    ),
     replace_labels: bool = typer.Option(False, "--replace-labels", help=REPLACE_LABELS_HELP),
+    *,
+    config: JudgeConfig,
 ) -> None:
     """Judge items with an LLM over any OpenAI-compatible endpoint.
 
@@ -99,21 +62,8 @@ def command(
     cache) and the panel's vote is added as ``--panel-source``.
     """
     from tinyjudge.datasets.jsonl import atomic_writer, check_keepable, read_items
-    from tinyjudge.judge import Judge, replay_server
-    from tinyjudge.judge._checks import check_numbers
+    from tinyjudge.judge import PanelJudgment, run_judge
 
-    # Every number refused here, before any item is read or any model loads.
-    check_numbers(
-        samples=samples,
-        temperature=temperature,
-        concurrency=concurrency,
-        max_retries=max_retries,
-        timeout=timeout,
-        max_reply_mb=max_reply_mb,
-        max_tokens=max_tokens,
-        price_in=price_in,
-        price_out=price_out,
-    )
     default_cache = out_path.with_name(out_path.name + ".cache.sqlite")
     cache_path = None if no_cache else (cache or default_cache)
     refuse_writing_over_inputs(
@@ -122,7 +72,7 @@ def command(
             *_cache_files(cache_path, "--cache" if cache is not None else "cache"),
             (summary, "--summary"),
         ],
-        [(items, "ITEMS file"), (replay, "--replay file")],
+        [(items, "ITEMS file"), (config.replay, "--replay file")],
     )
     item_list = read_items(items)
     if not dry_run:  # paid calls must not end in an output that cannot be written
@@ -133,77 +83,33 @@ def command(
                 check_writable(path)
         check_keepable(out_path, replace_labels)  # other sources' labels stay: readable?
     if not item_list:
-        raise TinyjudgeError(f"{items}: no items")
+        raise DataError(str(items), None, "no items")
     if limit is not None:
         item_list = item_list[:limit]
     rub = resolve_rubric(rubric)
-    members = _panel_members(panel, panel_vote, model, base_url, replay, local)
+    if config.panel is not None:
+        from tinyjudge.judge import load_panel
+
+        load_panel(config.panel)  # a bad panel file is refused before a dry run too
     if dry_run:
         _dry_run(item_list, rub)
         return
-    if local and (replay is not None or base_url):
-        raise TinyjudgeError("--local starts its own server: give no --base-url or --replay")
-    if not local and (gguf is not None or threads is not None):
-        raise TinyjudgeError("--gguf and --threads go with --local")
-    if replay is None and not model and not local and members is None:
-        raise TinyjudgeError(
-            "--model is required (or --replay LABELS.jsonl to replay a source, "
-            "or --local to judge with a local model)"
-        )
-    if replay is not None and base_url:
-        raise TinyjudgeError("give either --replay or --base-url, not both")
-    options = _judge_options(
-        local,
-        concurrency=concurrency,
-        max_retries=max_retries,
-        timeout=timeout,
-        max_tokens=max_tokens,
-        response_format=response_format,
-        max_reply_mb=max_reply_mb,
-    )
-    prices = None
-    if price_in is not None or price_out is not None:
-        prices = {"input": price_in or 0.0, "output": price_out or 0.0}
-    common = dict(
-        cache=cache_path, prices=prices, samples=samples, temperature=temperature, **options
-    )
-    if members is not None:
-        _run_panel(
-            item_list, rub, members, (panel_vote, panel_source), (out_path, replace_labels),
-            summary, common,
-        )  # fmt: skip
-        return
-    api_key = os.environ.get(api_key_env) or None
-    with ExitStack() as stack:
-        if replay is not None:
-            server = stack.enter_context(
-                replay_server(replay, replay_source, items=item_list, rubric=rub)
-            )
-            base_url = server.base_url
-            model = model or "replay-" + replay_source.split(":", 1)[-1]
-            api_key = "replay"
-        if local:
-            from tinyjudge.judge.local import local_judge
-
-            judge = stack.enter_context(
-                local_judge(rub, gguf=gguf, threads=threads, n_ctx=n_ctx, model=model, **common)
-            )
-        else:
-            assert model is not None
-            judge = Judge(rub, model, base_url=base_url, api_key=api_key, **common)
-        judgment = judge.run(
-            item_list, progress=err if shows_bars(quiet or not progress) else False
-        )
-    write_labels_out(out_path, judgment.labels, replace_labels)
-    store_rubric(rub, out_path.parent)
-    out.print(f"wrote {len(judgment)} labels ({judgment.source}) -> {out_path}")
-    if cache_path is not None:
-        out.print(f"cache: {cache_path}")
-    for line in judgment.summary.lines():
-        out.print(line)
+    result = run_judge(
+        item_list, rub, config, cache=cache_path, on_member=_print_member,
+        progress=bar_console(quiet or not progress),
+    )  # fmt: skip
+    write_labels_out(out_path, result.labels, replace_labels, rub)
+    if isinstance(result, PanelJudgment):
+        _print_panel(result, config, out_path)
+    else:
+        out.print(f"wrote {len(result)} labels ({result.source}) -> {out_path}")
+        if cache_path is not None:
+            out.print(f"cache: {cache_path}")
+        for line in result.summary.lines():
+            out.print(line)
     if summary is not None:
         with atomic_writer(summary) as fh:
-            json.dump(judgment.as_dict(), fh, indent=2)
+            json.dump(result.as_dict(), fh, indent=2)
 
 
 def _cache_files(cache: Path | None, option: str) -> list[tuple[Path | None, str]]:
@@ -216,59 +122,20 @@ def _cache_files(cache: Path | None, option: str) -> list[tuple[Path | None, str
     return files
 
 
-def _panel_members(
-    panel: Path | None,
-    vote: str,
-    model: str | None,
-    base_url: str | None,
-    replay: Path | None,
-    local: bool,
-) -> list[Any] | None:
-    """The panel's members (None without --panel), checked against the other options."""
-    from tinyjudge.judge._panel import PANEL_VOTES, load_panel
-
-    if vote not in PANEL_VOTES:
-        raise TinyjudgeError(f"--panel-vote {vote!r} is not one of {list(PANEL_VOTES)}")
-    if panel is None:
-        return None
-    if model or base_url or replay is not None or local:
-        raise TinyjudgeError(
-            "--panel names each member's model and endpoint: give no --model, --base-url, "
-            "--replay or --local"
-        )
-    return load_panel(panel)
+def _print_member(judgment: Any) -> None:
+    """A panel member's run, as it finishes."""
+    out.print(f"{judgment.source}: {len(judgment)} labels", markup=False)
+    for line in judgment.summary.lines():
+        out.print(f"  {line}", markup=False)
 
 
-def _run_panel(
-    items: list[Item],
-    rubric: Rubric,
-    members: list[Any],
-    how: tuple[str, str],
-    where: tuple[Path, bool],
-    summary: Path | None,
-    options: dict[str, Any],
-) -> None:
-    """Judge with every member, then the vote (``how``: vote, source); write all labels to
-    ``where`` (path, replace_labels) and print each member's run."""
-    from tinyjudge.datasets.jsonl import atomic_writer
-
-    vote, source = how
-    out_path, replace_labels = where
-    from tinyjudge.judge._panel import Panel
-
-    def report(judgment: Any) -> None:
-        out.print(f"{judgment.source}: {len(judgment)} labels", markup=False)
-        for line in judgment.summary.lines():
-            out.print(f"  {line}", markup=False)
-
-    panel = Panel(rubric, members, source=source, vote=vote, **options)  # type: ignore[arg-type]
-    result = panel.run(items, progress=report)
-    write_labels_out(out_path, result.labels, replace_labels)
-    store_rubric(rubric, out_path.parent)
+def _print_panel(result: Any, config: JudgeConfig, out_path: Path) -> None:
+    """The panel's vote: how many items it scored, and how often each member agrees."""
     ok = sum(lab.status == "ok" for lab in result.panel)
     out.print(
-        f"wrote {len(result.labels)} labels ({len(members)} members and {source}, {vote} "
-        f"vote: {ok} scored, {len(result.panel) - ok} unscored) -> {out_path}",
+        f"wrote {len(result.labels)} labels ({len(result.members)} members and "
+        f"{config.panel_source}, {config.panel_vote} vote: {ok} scored, "
+        f"{len(result.panel) - ok} unscored) -> {out_path}",
         markup=False,
     )
     for member, agree in result.agreement.items():
@@ -276,26 +143,6 @@ def _run_panel(
             f"{member}: agrees with the panel on {agree['agreement']:.1%} of {agree['n']} items",
             markup=False,
         )
-    if summary is not None:
-        with atomic_writer(summary) as fh:
-            json.dump(result.as_dict(), fh, indent=2)
-
-
-def _judge_options(local: bool, **given: Any) -> dict[str, Any]:
-    """The Judge options: the local judge's defaults under --local, then what was given."""
-    from tinyjudge.judge._client import RESPONSE_FORMATS
-
-    if given["response_format"] not in RESPONSE_FORMATS:
-        raise TinyjudgeError(
-            f"--response-format {given['response_format']!r} is not one of {list(RESPONSE_FORMATS)}"
-        )
-    options: dict[str, Any] = {}
-    if local:
-        from tinyjudge.judge.local import LOCAL_DEFAULTS
-
-        options.update(LOCAL_DEFAULTS)
-    options.update({k: v for k, v in given.items() if v is not None})
-    return options
 
 
 def _dry_run(items: list[Item], rubric: Rubric) -> None:

@@ -16,7 +16,9 @@ def command(
     items: Path = typer.Argument(..., help="items.jsonl to label"),
     rubric: str = typer.Option(..., "--rubric", help="built-in rubric name or a .yaml path"),
     labels: Path = typer.Option(..., "--labels", help="labels.jsonl: read, and answers added"),
-    reviewer: str = typer.Option(..., "--as", help="your name: labels get source human:NAME"),
+    reviewer: str = typer.Option(
+        ..., "--reviewer", "--as", help="your name: labels get source human:NAME"
+    ),
     host: str = typer.Option("127.0.0.1", help="bind address; anything but loopback needs --token"),
     port: int = typer.Option(8765, min=0, max=65535, help="TCP port (0: any free port)"),
     select: str = typer.Option(

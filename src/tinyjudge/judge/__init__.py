@@ -7,16 +7,21 @@ a rationale, an optional hint, both orders for a pair; cached in SQLite so that 
 re-run or a resumed run makes no call twice. ``window_messages`` says which part of a long
 trajectory the judge sees (steps are 0-based indices of ``item.messages``).
 ``Panel`` runs several judges on the same items and adds their vote.
+A :class:`JudgeConfig` holds a judge's options and refuses those that conflict;
+``run_judge(items, rubric, config)`` runs what it names: an endpoint, a replay of
+recorded labels, a local llama.cpp model or a panel.
 ``LocalServer`` and ``replay_server`` are real local OpenAI-compatible servers
 for tests, benchmarks and the keyless demo.
 """
 
 from __future__ import annotations
 
+from ._config import JudgeConfig
 from ._panel import Panel, PanelJudgment, PanelMember, load_panel, panel_labels
 from ._parse import ParseFailure, Verdict, parse_verdict
 from ._probs import probs_from_logprobs, probs_from_samples
 from ._prompt import build_messages, verdict_schema
+from ._run import run_judge
 from ._runner import EndpointFailing, EndpointRefused, Judge, Judgment, Summary
 from ._store import Store, cache_key
 from ._window import Shown, Windowed, estimate_tokens, is_tool_error, window_messages
@@ -32,6 +37,8 @@ from .replay import (
 
 __all__ = [
     "Judge",
+    "JudgeConfig",
+    "run_judge",
     "Judgment",
     "Summary",
     "EndpointFailing",

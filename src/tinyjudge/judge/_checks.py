@@ -7,8 +7,6 @@ from tinyjudge.errors import RubricError, UsageError
 from tinyjudge.records import Item, check_unique_ids
 from tinyjudge.rubric import Rubric
 
-from ._client import RESPONSE_FORMATS, ResponseFormat
-
 __all__ = ["NUMBERS", "check_numbers", "check_options", "check_items"]
 
 
@@ -42,46 +40,21 @@ def check_numbers(**values: float | None) -> None:
             check_number(name, value, low, high, low_open=low_open, whole=whole, unit=unit)
 
 
-def check_options(
-    rubric: Rubric,
-    model: str,
-    *,
-    samples: int,
-    concurrency: int,
-    response_format: ResponseFormat,
-    max_retries: int,
-    max_reply_mb: float,
-    timeout: float,
-    stop_after: int,
-    prices: dict[str, float] | None,
-    **numbers: float | None,
-) -> None:
-    """Refuse the options a :class:`~tinyjudge.judge.Judge` cannot run with.
+def check_options(rubric: Rubric, model: str, *, prices: dict[str, float] | None) -> None:
+    """Refuse what a :class:`~tinyjudge.judge.Judge` cannot run with besides its config.
 
-    ``numbers`` are more of :data:`NUMBERS` (``temperature``, ``max_tokens``, ...).
+    (Its numbers are checked where its :class:`~tinyjudge.judge.JudgeConfig` is made.)
 
     Raises:
-        UsageError: an option out of range (the message names it, the value and the range).
+        UsageError: an empty model, or prices with other keys or out of range.
         RubricError: a pairwise rubric without the labels 'a' and 'b'.
     """
     if not model:
-        raise UsageError("model must not be empty; pass the endpoint's model name")
-    check_numbers(
-        samples=samples,
-        concurrency=concurrency,
-        max_retries=max_retries,
-        max_reply_mb=max_reply_mb,
-        timeout=timeout,
-        stop_after=stop_after,
-        **numbers,
-    )
-    if response_format not in RESPONSE_FORMATS:
-        raise UsageError(
-            f"response_format must be one of {list(RESPONSE_FORMATS)}, got {response_format!r}"
-        )
+        raise UsageError("model must not be empty; pass the endpoint's model name", param="model")
     if prices is not None and set(prices) - {"input", "output"}:
         raise UsageError(
-            f"prices takes keys 'input' and 'output' (USD per 1M tokens), got {sorted(prices)}"
+            f"prices takes keys 'input' and 'output' (USD per 1M tokens), got {sorted(prices)}",
+            param="prices",
         )
     if prices is not None:
         check_numbers(price_in=prices.get("input"), price_out=prices.get("output"))

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -28,6 +28,7 @@ from tinyjudge.errors import DataError, UsageError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric
 
+from ._config import PanelVote
 from ._summary import Judgment
 
 __all__ = [
@@ -42,8 +43,7 @@ __all__ = [
     "is_panel_label",
 ]
 
-PanelVote = Literal["majority", "mean"]
-PANEL_VOTES: tuple[PanelVote, ...] = ("majority", "mean")
+PANEL_VOTES: tuple[PanelVote, ...] = get_args(PanelVote)
 _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
 

@@ -17,6 +17,7 @@ from tinyjudge.rubric import Rubric, load_rubric
 
 from ._checks import check_items, check_options
 from ._client import Caller, FatalCallError, Mode, ResponseFormat
+from ._config import JudgeConfig
 from ._endpoint import bounded_http_client, client_url, shown_url
 from ._one_item import judge_item
 from ._prompt import PROMPT_VERSION, references_digest
@@ -49,9 +50,14 @@ class Judge:
         >>> judgment = judge.run(items)  # doctest: +SKIP
         >>> print("\\n".join(judgment.summary.lines()))  # doctest: +SKIP
 
+    Its call options are a :class:`JudgeConfig` (``config=``), or its fields as
+    keywords over it (``Judge("compliance", "m", samples=3)``); a field the config
+    leaves None takes the endpoint's default (:data:`ENDPOINT_DEFAULTS`).
+
     Args:
         rubric: a :class:`Rubric`, a built-in rubric name or a YAML path.
-        model: the model name sent to the endpoint; labels get source ``judge:<model>``.
+        model: the model name sent to the endpoint (default: the config's ``model``);
+            labels get source ``judge:<model>``.
         base_url: the endpoint (``.../v1``); None means ``OPENAI_BASE_URL``, else
             OpenAI's. A ``user:password@``
             in it is neither sent (the API key is the only authorisation) nor printed
@@ -83,50 +89,54 @@ class Judge:
             yield a file of unscored items and a success. 0 never stops.
         label_first: ask for the label before a one-sentence rationale, so that
             a short ``max_tokens`` suffices (small local models).
+        config: the options above as one :class:`JudgeConfig`; keywords go over it.
+
+    Raises:
+        UsageError: an option out of range or unknown (naming it), or a config that
+            starts a local model, a replay or a panel (:func:`run_judge` runs those).
     """
+
+    # the call options, each set from the config (its None fields by the endpoint's defaults)
+    samples: int
+    temperature: float
+    concurrency: int
+    max_retries: int
+    timeout: float
+    max_tokens: int
+    top_logprobs: int
+    backoff: float
+    response_format: ResponseFormat
+    stop_after: int
+    label_first: bool
+    max_reply_mb: float
 
     def __init__(
         self,
         rubric: Rubric | str | os.PathLike[str],
-        model: str,
+        model: str | None = None,
         *,
         base_url: str | None = None,
         api_key: str | None = None,
-        samples: int = 1,
-        temperature: float = 0.0,
-        concurrency: int = 8,
-        max_retries: int = 4,
-        timeout: float = 60.0,
         cache: str | os.PathLike[str] | None = None,
         prices: dict[str, float] | None = None,
-        max_tokens: int | None = 1024,
-        top_logprobs: int = 20,
-        backoff: float = 0.5,
-        response_format: ResponseFormat = "auto",
-        stop_after: int = 8,
-        label_first: bool = False,
-        max_reply_mb: float = 16.0,
+        config: JudgeConfig | None = None,
+        **options: Any,
     ) -> None:
+        config = JudgeConfig.from_options(config, **options)
+        if config.local or config.replay is not None or config.panel is not None:
+            raise UsageError(
+                "a Judge calls one endpoint; run_judge starts a local model, a replay or a panel",
+                param="config",
+            )
+        model = model or config.model or ""
+        base_url = base_url or config.base_url
+        prices = config.prices if prices is None else prices
         self.rubric = load_rubric(rubric)
         # Hashed once: the rubric is fixed for the judge's life, and hashing is not free.
         self.rubric_hash = self.rubric.hash
         self._rendered = self.rubric.render()
-        check_options(
-            self.rubric,
-            model,
-            samples=samples,
-            concurrency=concurrency,
-            response_format=response_format,
-            max_retries=max_retries,
-            max_reply_mb=max_reply_mb,
-            timeout=timeout,
-            stop_after=stop_after,
-            prices=prices,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            top_logprobs=top_logprobs,
-            backoff=backoff,
-        )
+        check_options(self.rubric, model, prices=prices)
+        self.config = config
         self.model = model
         # The openai client reads OPENAI_BASE_URL itself; read here, its credentials
         # are stripped and hidden like those of a URL given.
@@ -141,22 +151,12 @@ class Judge:
                 param="api_key",
             )
         self._key = key or "EMPTY"  # local servers (vLLM, llama.cpp) accept any key
-        self.samples = samples
-        self.temperature = temperature
-        self.concurrency = concurrency
-        self.max_retries = max_retries
-        self.timeout = timeout
         self.cache = cache
         self.prices = prices
-        self.max_tokens = max_tokens
-        self.top_logprobs = top_logprobs
-        self.backoff = backoff
-        self.response_format = response_format
-        self.stop_after = stop_after
-        self.label_first = label_first
-        self.max_reply_mb = max_reply_mb
+        for name, value in config.judge_options().items():
+            setattr(self, name, value)  # samples, timeout, ...: see the class's annotations
         # The step of the fallback chain this endpoint accepted; kept across runs.
-        self.mode = Mode("json_schema" if response_format == "auto" else response_format)
+        self.mode = Mode("json_schema" if self.response_format == "auto" else self.response_format)
         self.summary = Summary()
 
     def __repr__(self) -> str:  # the key stays out of reprs, logs and notebooks

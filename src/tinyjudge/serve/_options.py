@@ -7,20 +7,25 @@ from dataclasses import dataclass, field
 
 from tinyjudge._http import allowed_hosts, check_exposure
 from tinyjudge._numbers import check_number
+from tinyjudge.config import Config, option
 from tinyjudge.errors import UsageError
 
 from ._templates import check_template
 
-__all__ = ["ServerOptions"]
+__all__ = ["ServerOptions", "TOKEN_ENV"]
+
+# the environment variable that also sets the token (on the command line too)
+TOKEN_ENV = "TINYJUDGE_TOKEN"
 
 
-@dataclass(frozen=True)
-class ServerOptions:
+@dataclass
+class ServerOptions(Config):
     """How the reward server listens, whom it answers and how much it takes.
 
     Checked when made: a non-loopback ``host`` without a token (unless
-    ``insecure_no_token``), a short token, a bad template or a limit below 1
-    is refused then, before a model is loaded or a port bound.
+    ``insecure_no_token``), a short token, a bad template, a port out of range or
+    a limit below 1 is refused then, naming the field, before a model is loaded
+    or a port bound. ``tinyjudge serve``'s flags are these fields.
 
     Attributes:
         host: the bind address.
@@ -51,41 +56,57 @@ class ServerOptions:
             idle one is closed for a new one. None: from the file-descriptor limit.
     """
 
-    host: str = "127.0.0.1"
-    port: int = 8000
-    token: str | None = None
-    insecure_no_token: bool = False
-    allowed_hosts: Sequence[str] = ()
-    max_batch: int = 64
-    max_wait_ms: float = 5.0
-    max_body_bytes: int = 8 << 20
-    max_items: int = 2048
-    max_text_chars: int = 1 << 20
-    reward: Sequence[str] | None = None
-    chat_template: str | None = None
-    header_timeout_s: float = 10.0
-    body_timeout_s: float = 60.0
-    max_connections: int | None = field(default=None)
+    host: str = option("127.0.0.1", "bind address; anything but loopback needs a token")
+    port: int = option(8000, "TCP port", low=1, high=65535)
+    token: str | None = field(
+        default=None,
+        metadata={"help": "bearer token to require", "envvar": TOKEN_ENV},
+    )
+    insecure_no_token: bool = option(False, "allow a non-loopback host without a token")
+    allowed_hosts: Sequence[str] = option((), "more Host names to answer to")
+    max_batch: int = option(64, "most items per forward pass (1 turns batching off)")
+    max_wait_ms: float = option(5.0, "how long a forward pass waits for more items")
+    max_body_bytes: int = option(8 << 20, "larger requests are refused with 413")
+    max_items: int = option(2048, "most items (rollouts) per request; more are refused with 413")
+    max_text_chars: int = option(
+        1 << 20, "most characters in one text rollout; longer ones get 413"
+    )
+    reward: Sequence[str] | None = option(None, "the labels whose probability is the reward")
+    chat_template: str | None = option(
+        None,
+        "how /get_reward reads text rollouts: chatml, llama3, gemma, phi3, or a pattern "
+        "with {role} and {content} (default: recognised by their markers)",
+    )
+    header_timeout_s: float = option(
+        10.0, "seconds a connection may take to send a whole request head"
+    )
+    body_timeout_s: float = option(60.0, "seconds a request's body may take after its head")
+    max_connections: int | None = option(
+        None, "most open connections (default: from the file-descriptor limit)"
+    )
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         check_exposure(
             self.host,
             self.token,
             what="the reward model",
-            env="TINYJUDGE_TOKEN",
+            env=TOKEN_ENV,
             insecure=self.insecure_no_token,
         )
         if self.chat_template is not None:
             check_template(self.chat_template)
         for name in ("max_batch", "max_body_bytes", "max_items", "max_text_chars"):
             if getattr(self, name) < 1:  # nan is not < 1: check_number refuses it
-                raise UsageError(f"{name} must be at least 1, got {getattr(self, name)}")
+                raise UsageError(f"{name} must be at least 1, got {getattr(self, name)}", name)
             check_number(name, getattr(self, name), 1, whole=True)
         check_number("max_wait_ms", self.max_wait_ms, 0, 10_000, unit=" ms")
         for name in ("header_timeout_s", "body_timeout_s"):
             if getattr(self, name) <= 0:
-                raise UsageError(f"{name} must be positive, got {getattr(self, name)}")
+                raise UsageError(f"{name} must be positive, got {getattr(self, name)}", name)
             check_number(name, getattr(self, name), 0, 86_400, low_open=True, unit=" seconds")
+        if self.max_connections is not None:
+            check_number("max_connections", self.max_connections, 1, whole=True)
 
     @property
     def hosts(self) -> frozenset[str] | None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from tinyjudge.rubric import Rubric
 
+from .._config import LOCAL_DEFAULTS
 from .._runner import Judge
 from ._model import DEFAULT_MODEL, INSTALL_HINT, MODEL_SHA256, cache_dir, chunk_paths, default_gguf
 from ._server import INSTALL_LOCAL, LlamaServer, default_threads, free_port
@@ -38,16 +39,6 @@ __all__ = [
     "free_port",
     "model_name",
 ]
-
-# A small model on a CPU: one request at a time (the server runs them one by one
-# anyway), the label first so a short completion holds it, and patient timeouts.
-LOCAL_DEFAULTS: dict[str, Any] = {
-    "label_first": True,
-    "max_tokens": 20,
-    "concurrency": 1,
-    "timeout": 900.0,
-    "max_retries": 1,
-}
 
 
 def model_name(gguf: str | os.PathLike[str] | None) -> str:
