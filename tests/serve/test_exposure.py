@@ -47,8 +47,8 @@ def test_exposure_allowed(host, token, insecure) -> None:
         (["--host", "0.0.0.0"], "or --insecure-no-token to run open on purpose"),
         (["--token", "short"], "--token must be at least 16 characters"),
         (["--chat-template", "chatml2"], "--chat-template 'chatml2': give one of"),
-        (["--port", "70000"], "--port': Input should be less than or equal to 65535"),
-        (["--max-items", "0"], "--max-items': Input should be greater than or equal to 1"),
+        (["--port", "70000"], "--port must be a finite number in [1, 65535], got 70000"),
+        (["--max-items", "0"], "--max-items must be at least 1, got 0"),
     ],
     ids=[
         "open-host",

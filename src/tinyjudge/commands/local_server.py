@@ -20,7 +20,7 @@ def command(
     n_ctx: int = typer.Option(4096, "--n-ctx", help="context window in tokens"),
 ) -> None:
     """Run the local judge's model behind an OpenAI-compatible server until Ctrl-C."""
-    from tinyjudge.judge.local import LlamaServer, default_gguf, model_name
+    from tinyjudge.judge.local import LOCAL_DEFAULTS, LlamaServer, default_gguf, model_name
 
     name = model_name(gguf)
     server = LlamaServer(
@@ -29,10 +29,9 @@ def command(
     err.print(f"starting {name} ({server.threads} threads)...")
     with server as base_url:
         out.print(f"serving {name} at {base_url} (Ctrl-C stops it)", soft_wrap=True)
+        defaults = ", ".join(f"{k}={v!r}" for k, v in LOCAL_DEFAULTS.items())
         out.print(
-            f'Judge("compliance", "{name}", base_url="{base_url}", label_first=True, '
-            "max_tokens=20, concurrency=1, timeout=900)",
-            soft_wrap=True,
+            f'Judge("compliance", "{name}", base_url="{base_url}", {defaults})', soft_wrap=True
         )
         try:
             assert server.proc is not None

@@ -117,8 +117,9 @@ class JudgeConfig(Config):
     panel_source: str = option("judge:panel", "panel only: the source of the panel's labels")
 
     def __post_init__(self) -> None:
-        super().__post_init__()
+        # each number's range, its open ends and its unit (one message for both faces)
         check_numbers(**{name: getattr(self, name) for name in NUMBERS})
+        super().__post_init__()
         self._check_where()
 
     def _check_where(self) -> None:

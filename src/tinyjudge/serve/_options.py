@@ -86,7 +86,6 @@ class ServerOptions(Config):
     )
 
     def __post_init__(self) -> None:
-        super().__post_init__()
         check_exposure(
             self.host,
             self.token,
@@ -107,6 +106,7 @@ class ServerOptions(Config):
             check_number(name, getattr(self, name), 0, 86_400, low_open=True, unit=" seconds")
         if self.max_connections is not None:
             check_number("max_connections", self.max_connections, 1, whole=True)
+        super().__post_init__()  # the port's range, and every number finite
 
     @property
     def hosts(self) -> frozenset[str] | None:
