@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from judge_helpers import single, verdict
 
-from tinyjudge.errors import TinyjudgeError, UsageError
+from tinyjudge.errors import TinyjudgeError
 from tinyjudge.judge import EndpointFailing, Fault, Judge, Reply, Request
 from tinyjudge.judge._client import Mode, rejection
 

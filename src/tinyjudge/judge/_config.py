@@ -79,15 +79,13 @@ class JudgeConfig(Config):
     base_url: str | None = option(None, "OpenAI-compatible URL (.../v1)")
     samples: int = option(1, "completions per item (self-consistency)")
     temperature: float = option(0.0, "sampling temperature (raise it for samples > 1)")
-    concurrency: int | None = option(None, "items in flight at once [default: 8; local: 1]")
-    max_retries: int | None = option(None, "retries per call [default: 4; local: 1]")
+    concurrency: int | None = option(None, "items in flight at once (default 8; local: 1)")
+    max_retries: int | None = option(None, "retries per call (default 4; local: 1)")
     timeout: float | None = option(
-        None, "seconds one call may take, first byte to last [default: 60; local: 900]"
+        None, "seconds one call may take, first byte to last (default 60; local: 900)"
     )
     max_reply_mb: float = option(16.0, "the most a reply may hold; a larger one is cut, unscored")
-    max_tokens: int | None = option(
-        None, "completion limit [default: 1024; local: 20, label first]"
-    )
+    max_tokens: int | None = option(None, "completion limit (default 1024; local: 20, label first)")
     response_format: ResponseFormat = option(
         "auto", "auto (step down when refused), json_schema, json_object, text"
     )
