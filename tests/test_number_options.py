@@ -41,7 +41,7 @@ JUDGE = ["judge", "{d}/items.jsonl", "--rubric", "compliance", "--replay", "{d}/
         (["serve", "{d}/nomodel", "--max-body-mb", "nan"],
          r"--max-body-mb must be a finite number in \(0, 4096\] MiB, got nan"),
         (["serve", "{d}/nomodel", "--max-body-mb", "inf"], r"--max-body-mb must be a finite"),
-        (["serve", "{d}/nomodel", "--max-wait-ms", "-1"], r"max_wait_ms must be >= 0"),
+        (["serve", "{d}/nomodel", "--max-wait-ms", "-1"], r"--max-wait-ms must be >= 0"),
         ([*JUDGE, "--max-reply-mb", "inf"], r"--max-reply-mb must be a finite number in \(0, 1024"),
         ([*JUDGE, "--temperature", "nan"], r"--temperature must be a finite number in \[0, 2\]"),
         ([*JUDGE, "--temperature", "3"], r"--temperature must be <= 2, got 3.0; allowed: \[0, 2\]"),
