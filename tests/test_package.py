@@ -48,7 +48,7 @@ STAGE = {
     "_atomic": 0, "_digest": 0, "_model_dir": 0, "_http": 0, "_listen": 0, "_extras": 0,
     "_people_items": 0, "hints": 0, "_aggregate": 0, "_people_methods": 0, "_rubric_yaml": 0,
     "config": 0, "results": 0, "_faces": 0, "_progress": 0, "_numbers": 0,
-    "judge": 1, "calibrate": 2, "distill": 3, "estimate": 4, "audit": 5, "cascade": 5,
+    "judge": 1, "testing": 1, "calibrate": 2, "distill": 3, "estimate": 4, "audit": 5, "cascade": 5,
     "serve": 6, "label": 6, "scale": 6, "exploit": 6, "integrations": 7, "_present": 7, "demo": 7,
     "commands": 8, "cli": 9,
 }  # fmt: skip
@@ -222,3 +222,15 @@ def test_no_import_circles() -> None:
     graph = _import_graph()
     assert "tinyjudge.distill._transformer" in graph["tinyjudge.distill._load"]  # the graph is real
     assert _cycles(graph) == []
+
+
+def test_test_doubles_live_in_testing_not_on_the_judge_face() -> None:
+    import tinyjudge.judge
+    import tinyjudge.testing
+
+    doubles = {"LocalServer", "Fault", "Reply", "Request", "replay_server", "Store", "cache_key"}
+    assert doubles & set(tinyjudge.judge.__all__) == set()
+    assert [n for n in sorted(doubles) if hasattr(tinyjudge.judge, n)] == []
+    assert doubles - {"Store", "cache_key"} <= set(tinyjudge.testing.__all__)
+    for name in tinyjudge.testing.__all__:
+        assert getattr(tinyjudge.testing, name) is not None

@@ -12,8 +12,9 @@ from cascade_split import Split
 
 from tinyjudge.cascade import AuditSampler, audit_sampler, card_agreement
 from tinyjudge.errors import UsageError
-from tinyjudge.judge import Judge, LocalServer, Reply, replay_server
+from tinyjudge.judge import Judge
 from tinyjudge.records import Item, Label
+from tinyjudge.testing import LocalServer, Reply, replay_server
 
 
 def _always(label: str) -> LocalServer:

@@ -99,8 +99,9 @@ def command(
     cache) and the panel's vote is added as ``--panel-source``.
     """
     from tinyjudge.datasets.jsonl import atomic_writer, check_keepable, read_items
-    from tinyjudge.judge import Judge, replay_server
+    from tinyjudge.judge import Judge
     from tinyjudge.judge._checks import check_numbers
+    from tinyjudge.testing import replay_server
 
     # Every number refused here, before any item is read or any model loads.
     check_numbers(

@@ -7,8 +7,7 @@ a rationale, an optional hint, both orders for a pair; cached in SQLite so that 
 re-run or a resumed run makes no call twice. ``window_messages`` says which part of a long
 trajectory the judge sees (steps are 0-based indices of ``item.messages``).
 ``Panel`` runs several judges on the same items and adds their vote.
-``LocalServer`` and ``replay_server`` are real local OpenAI-compatible servers
-for tests, benchmarks and the keyless demo.
+The local servers for tests and the keyless demo are in :mod:`tinyjudge.testing`.
 """
 
 from __future__ import annotations
@@ -18,17 +17,7 @@ from ._parse import ParseFailure, Verdict, parse_verdict
 from ._probs import probs_from_logprobs, probs_from_samples
 from ._prompt import build_messages, verdict_schema
 from ._runner import EndpointFailing, EndpointRefused, Judge, Judgment, Summary
-from ._store import Store, cache_key
 from ._window import Shown, Windowed, estimate_tokens, is_tool_error, window_messages
-from .replay import (
-    Fault,
-    LocalServer,
-    Reply,
-    Request,
-    load_replay_labels,
-    replay_responder,
-    replay_server,
-)
 
 __all__ = [
     "Judge",
@@ -53,13 +42,4 @@ __all__ = [
     "ParseFailure",
     "probs_from_logprobs",
     "probs_from_samples",
-    "Store",
-    "cache_key",
-    "LocalServer",
-    "Reply",
-    "Fault",
-    "Request",
-    "replay_server",
-    "replay_responder",
-    "load_replay_labels",
 ]
