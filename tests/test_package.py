@@ -234,3 +234,60 @@ def test_test_doubles_live_in_testing_not_on_the_judge_face() -> None:
     assert doubles - {"Store", "cache_key"} <= set(tinyjudge.testing.__all__)
     for name in tinyjudge.testing.__all__:
         assert getattr(tinyjudge.testing, name) is not None
+
+
+def _private_reaches() -> list[str]:
+    """Imports of another package's private module: ``tinyjudge.P._m`` or ``tinyjudge.P.Q._m``
+    from a module outside package ``tinyjudge.P`` (lazy imports inside functions included).
+
+    A package's private modules are its own; others use its face. Root-level helpers
+    (``tinyjudge._x``) are shared by design and fine.
+    """
+    files = {_module_name(p): p for p in SRC.rglob("*.py")}
+    found = []
+    for mod, path in sorted(files.items()):
+        package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*up, base] if base else up)
+                targets = [base, *(f"{base}.{a.name}" for a in node.names)]
+            else:
+                continue
+            for target in targets:
+                bits = target.split(".")
+                private = [i for i, b in enumerate(bits) if i >= 2 and b.startswith("_")]
+                owner = ".".join(bits[:2])
+                if bits[0] == "tinyjudge" and private and not f"{mod}.".startswith(f"{owner}."):
+                    found.append(f"{path.relative_to(SRC)}:{node.lineno} imports {target}")
+                    break
+    return found
+
+
+def test_no_package_imports_another_packages_private_module() -> None:
+    assert _private_reaches() == []
+
+
+def test_the_private_reach_finder_sees_a_reach(tmp_path: Path, monkeypatch) -> None:
+    pkg = tmp_path / "tinyjudge"
+    for name, text in {
+        "__init__.py": "",
+        "judge/__init__.py": "",
+        "judge/_panel.py": "",
+        "judge/_runner.py": "from ._panel import x\nfrom tinyjudge.judge._panel import y\n",
+        "audit/__init__.py": "",
+        "audit/report.py": "def f():\n    from tinyjudge.judge import _panel\n",
+        "audit/steps.py": "from tinyjudge._stats import z\nfrom tinyjudge.judge import Judge\n",
+        "cli.py": "import tinyjudge.audit._pairs\n",
+    }.items():
+        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / name).write_text(text)
+    monkeypatch.setattr(sys.modules[__name__], "SRC", pkg)
+    assert _private_reaches() == [
+        "audit/report.py:2 imports tinyjudge.judge._panel",
+        "cli.py:1 imports tinyjudge.audit._pairs",
+    ]

@@ -16,8 +16,7 @@ from types import FrameType
 import typer
 from rich.markup import escape
 
-from tinyjudge.commands._flags import in_flags
-from tinyjudge.commands._io import err
+from tinyjudge.commands import err, in_flags
 from tinyjudge.errors import TinyjudgeError, one_line
 
 __all__ = ["app", "main", "VERBS"]

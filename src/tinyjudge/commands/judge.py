@@ -99,8 +99,7 @@ def command(
     cache) and the panel's vote is added as ``--panel-source``.
     """
     from tinyjudge.datasets.jsonl import atomic_writer, check_keepable, read_items
-    from tinyjudge.judge import Judge
-    from tinyjudge.judge._checks import check_numbers
+    from tinyjudge.judge import Judge, check_numbers
     from tinyjudge.testing import replay_server
 
     # Every number refused here, before any item is read or any model loads.
@@ -226,7 +225,7 @@ def _panel_members(
     local: bool,
 ) -> list[Any] | None:
     """The panel's members (None without --panel), checked against the other options."""
-    from tinyjudge.judge._panel import PANEL_VOTES, load_panel
+    from tinyjudge.judge import PANEL_VOTES, load_panel
 
     if vote not in PANEL_VOTES:
         raise TinyjudgeError(f"--panel-vote {vote!r} is not one of {list(PANEL_VOTES)}")
@@ -255,7 +254,7 @@ def _run_panel(
 
     vote, source = how
     out_path, replace_labels = where
-    from tinyjudge.judge._panel import Panel
+    from tinyjudge.judge import Panel
 
     def report(judgment: Any) -> None:
         out.print(f"{judgment.source}: {len(judgment)} labels", markup=False)
@@ -284,7 +283,7 @@ def _run_panel(
 
 def _judge_options(local: bool, **given: Any) -> dict[str, Any]:
     """The Judge options: the local judge's defaults under --local, then what was given."""
-    from tinyjudge.judge._client import RESPONSE_FORMATS
+    from tinyjudge.judge import RESPONSE_FORMATS
 
     if given["response_format"] not in RESPONSE_FORMATS:
         raise TinyjudgeError(
@@ -301,8 +300,7 @@ def _judge_options(local: bool, **given: Any) -> dict[str, Any]:
 
 def _dry_run(items: list[Item], rubric: Rubric) -> None:
     """Print what the judge would send first (its prompt and response format); call nothing."""
-    from tinyjudge.judge import build_messages, verdict_schema
-    from tinyjudge.judge._prompt import item_agents
+    from tinyjudge.judge import build_messages, item_agents, verdict_schema
 
     first = items[0]
     agents = item_agents(first) if rubric.type == "step" else None

@@ -12,10 +12,20 @@ The local servers for tests and the keyless demo are in :mod:`tinyjudge.testing`
 
 from __future__ import annotations
 
-from ._panel import Panel, PanelJudgment, PanelMember, load_panel, panel_labels
+from ._checks import check_numbers
+from ._client import RESPONSE_FORMATS
+from ._panel import (
+    PANEL_VOTES,
+    Panel,
+    PanelJudgment,
+    PanelMember,
+    is_panel_label,
+    load_panel,
+    panel_labels,
+)
 from ._parse import ParseFailure, Verdict, parse_verdict
 from ._probs import probs_from_logprobs, probs_from_samples
-from ._prompt import build_messages, verdict_schema
+from ._prompt import build_messages, item_agents, verdict_schema
 from ._runner import EndpointFailing, EndpointRefused, Judge, Judgment, Summary
 from ._window import Shown, Windowed, estimate_tokens, is_tool_error, window_messages
 
@@ -30,6 +40,8 @@ __all__ = [
     "PanelMember",
     "load_panel",
     "panel_labels",
+    "is_panel_label",
+    "PANEL_VOTES",
     "window_messages",
     "Windowed",
     "Shown",
@@ -37,6 +49,9 @@ __all__ = [
     "is_tool_error",
     "build_messages",
     "verdict_schema",
+    "item_agents",
+    "check_numbers",
+    "RESPONSE_FORMATS",
     "parse_verdict",
     "Verdict",
     "ParseFailure",

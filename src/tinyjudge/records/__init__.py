@@ -16,8 +16,13 @@ from ._read import (
     Unread,
     canonical,
     canonical_messages,
+    is_claude_code_event,
+    is_eval_log,
+    is_message_record,
+    is_openhands_event,
     read_messages,
     read_transcript,
+    sample_rows,
 )
 
 __all__ = [
@@ -45,4 +50,9 @@ __all__ = [
     "canonical_messages",
     "read_transcript",
     "read_messages",
+    "is_eval_log",
+    "is_openhands_event",
+    "is_message_record",
+    "is_claude_code_event",
+    "sample_rows",
 ]

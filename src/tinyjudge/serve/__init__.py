@@ -17,10 +17,12 @@ from tinyjudge.records import canonical
 from ._batcher import MicroBatcher
 from ._options import ServerOptions
 from ._rollouts import (
+    Rollout,
     Scorer,
     describe_reward,
     query_to_item,
     read_item,
+    refuse_blind,
     reward_labels_for,
     reward_of,
     rollout_to_item,
@@ -38,6 +40,8 @@ __all__ = [
     "Scorer",
     "query_to_item",
     "rollout_to_item",
+    "Rollout",
+    "refuse_blind",
     "read_item",
     "reward_labels_for",
     "reward_of",
