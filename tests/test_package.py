@@ -291,3 +291,17 @@ def test_the_private_reach_finder_sees_a_reach(tmp_path: Path, monkeypatch) -> N
         "audit/report.py:2 imports tinyjudge.judge._panel",
         "cli.py:1 imports tinyjudge.audit._pairs",
     ]
+
+
+def test_no_bare_tinyjudge_error_is_raised() -> None:
+    """Every error raised is typed (UsageError, DataError, RubricError, ...): a caller
+    catches a kind of failure by its class, and the base class is for ``except`` only."""
+    bare = []
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+                func = node.exc.func
+                name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+                if name == "TinyjudgeError":
+                    bare.append(f"{path.relative_to(SRC)}:{node.lineno}")
+    assert bare == []

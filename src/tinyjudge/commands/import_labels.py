@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import DataError, UsageError
 
 from ._io import (
     REPLACE_LABELS_HELP,
@@ -53,7 +53,9 @@ def command(
     elif aggregate == "dawid-skene":
         method = "dawid-skene"
     else:
-        raise TinyjudgeError(f"--aggregate {aggregate!r}: choose majority or dawid-skene")
+        raise UsageError(
+            f"--aggregate {aggregate!r}: choose majority or dawid-skene", param="aggregate"
+        )
     refuse_writing_over_inputs([(out_path, "--out")], [(path, "sheet"), (items, "--items file")])
     rub = resolve_rubric(rubric)
     known = read_items(items) if items is not None else None
@@ -69,9 +71,11 @@ def command(
         skip_bad,
     )
     if not got.labels:
-        raise TinyjudgeError(
-            f"{path}: no labels read ({len(got.bad)} bad rows, {got.empty} rows with no label); "
-            f"{out_path} not written"
+        raise DataError(
+            str(path),
+            None,
+            f"no labels read ({len(got.bad)} bad rows, {got.empty} rows with no label); "
+            f"{out_path} not written",
         )
     # under the file's lock: a concurrent import or the labelling page loses nothing
     n = write_labels_out(out_path, got.labels, replace_labels)

@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import DataError, UsageError
 from tinyjudge.records import Item
 from tinyjudge.rubric import Rubric
 
@@ -133,7 +133,7 @@ def command(
                 check_writable(path)
         check_keepable(out_path, replace_labels)  # other sources' labels stay: readable?
     if not item_list:
-        raise TinyjudgeError(f"{items}: no items")
+        raise DataError(str(items), None, "no items")
     if limit is not None:
         item_list = item_list[:limit]
     rub = resolve_rubric(rubric)
@@ -142,16 +142,19 @@ def command(
         _dry_run(item_list, rub)
         return
     if local and (replay is not None or base_url):
-        raise TinyjudgeError("--local starts its own server: give no --base-url or --replay")
+        raise UsageError(
+            "--local starts its own server: give no --base-url or --replay", param="local"
+        )
     if not local and (gguf is not None or threads is not None):
-        raise TinyjudgeError("--gguf and --threads go with --local")
+        raise UsageError("--gguf and --threads go with --local", param="gguf")
     if replay is None and not model and not local and members is None:
-        raise TinyjudgeError(
+        raise UsageError(
             "--model is required (or --replay LABELS.jsonl to replay a source, "
-            "or --local to judge with a local model)"
+            "or --local to judge with a local model)",
+            param="model",
         )
     if replay is not None and base_url:
-        raise TinyjudgeError("give either --replay or --base-url, not both")
+        raise UsageError("give either --replay or --base-url, not both", param="replay")
     options = _judge_options(
         local,
         concurrency=concurrency,
@@ -228,13 +231,16 @@ def _panel_members(
     from tinyjudge.judge import PANEL_VOTES, load_panel
 
     if vote not in PANEL_VOTES:
-        raise TinyjudgeError(f"--panel-vote {vote!r} is not one of {list(PANEL_VOTES)}")
+        raise UsageError(
+            f"--panel-vote {vote!r} is not one of {list(PANEL_VOTES)}", param="panel_vote"
+        )
     if panel is None:
         return None
     if model or base_url or replay is not None or local:
-        raise TinyjudgeError(
+        raise UsageError(
             "--panel names each member's model and endpoint: give no --model, --base-url, "
-            "--replay or --local"
+            "--replay or --local",
+            param="panel",
         )
     return load_panel(panel)
 
@@ -286,8 +292,10 @@ def _judge_options(local: bool, **given: Any) -> dict[str, Any]:
     from tinyjudge.judge import RESPONSE_FORMATS
 
     if given["response_format"] not in RESPONSE_FORMATS:
-        raise TinyjudgeError(
-            f"--response-format {given['response_format']!r} is not one of {list(RESPONSE_FORMATS)}"
+        raise UsageError(
+            f"--response-format {given['response_format']!r} is not one of "
+            f"{list(RESPONSE_FORMATS)}",
+            param="response_format",
         )
     options: dict[str, Any] = {}
     if local:

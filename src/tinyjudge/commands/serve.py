@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import TinyjudgeError, UsageError
 
 from ._io import fail, out
 
@@ -90,7 +90,7 @@ def command(
     try:
         labels = reward_labels_for(model, list(options.reward) if options.reward else None)
     except TinyjudgeError as e:
-        raise TinyjudgeError(f"--reward {reward}: {e}") from None
+        raise UsageError(f"--reward {reward}: {e}", param="reward") from None
     audit = None
     if audit_model is not None:
         from tinyjudge.cascade import audit_sampler
