@@ -40,7 +40,8 @@ import numpy as np
 from gpu_check import SMALL_DECODER, linear_params, matmul_tflops
 
 from tinyjudge.datasets.importers import run_import
-from tinyjudge.distill import bf16_fast, bf16_speedup, load_model, make_model, training_set
+from tinyjudge.distill import load_model, make_model, training_set
+from tinyjudge.distill.hf import bf16_fast, bf16_speedup
 from tinyjudge.records import Item, Message
 from tinyjudge.testing import tiny_decoder
 

@@ -25,31 +25,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tinyjudge.judge.replay import (
-    Fault,
-    LocalServer,
-    Reply,
-    Request,
-    Responder,
-    completion_body,
-    load_replay_labels,
-    replay_responder,
-    replay_server,
-)
+from tinyjudge.judge import replay
+from tinyjudge.judge.replay import *  # noqa: F403  (its __all__ is this face's too)
 
-__all__ = [
-    "LocalServer",
-    "Request",
-    "Reply",
-    "Fault",
-    "Responder",
-    "completion_body",
-    "replay_server",
-    "replay_responder",
-    "load_replay_labels",
-    "tiny_decoder",
-    "CHATML",
-]
+__all__ = ["tiny_decoder", "TINY_SHAPE", "CHATML"]
+__all__ += replay.__all__  # the servers and their requests, replies and faults
 
 # ChatML, as Qwen2 writes it, with assistant tool calls shown inline.
 CHATML = (

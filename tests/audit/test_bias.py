@@ -11,17 +11,15 @@ import pytest
 from support import is_slice, real_data
 
 from tinyjudge.audit.bias import (
-    DEFAULT_INJECTION,
     bias_report,
-    inject,
     injection_flip_rate,
-    longer_wins,
     position_bias,
-    response_length,
     samples_from_labels,
     self_consistency,
     verbosity_bias,
 )
+from tinyjudge.audit.bias._injection import DEFAULT_INJECTION, inject
+from tinyjudge.audit.bias._verbosity import longer_wins, response_length
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label, Message
 

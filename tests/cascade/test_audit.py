@@ -10,7 +10,8 @@ import time
 import pytest
 from cascade_split import Split
 
-from tinyjudge.cascade import AuditSampler, audit_sampler, card_agreement
+from tinyjudge.cascade import AuditSampler, audit_sampler
+from tinyjudge.cascade._audit import card_agreement
 from tinyjudge.errors import UsageError
 from tinyjudge.judge import Judge
 from tinyjudge.records import Item, Label

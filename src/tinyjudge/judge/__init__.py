@@ -21,13 +21,11 @@ from ._panel import (
     PanelMember,
     is_panel_label,
     load_panel,
-    panel_labels,
 )
 from ._parse import ParseFailure, Verdict, parse_verdict
-from ._probs import probs_from_logprobs, probs_from_samples
 from ._prompt import build_messages, item_agents, verdict_schema
 from ._runner import EndpointFailing, EndpointRefused, Judge, Judgment, Summary
-from ._window import Shown, Windowed, estimate_tokens, is_tool_error, window_messages
+from ._window import Windowed, is_tool_error, window_messages
 
 __all__ = [
     "Judge",
@@ -39,13 +37,10 @@ __all__ = [
     "PanelJudgment",
     "PanelMember",
     "load_panel",
-    "panel_labels",
     "is_panel_label",
     "PANEL_VOTES",
     "window_messages",
     "Windowed",
-    "Shown",
-    "estimate_tokens",
     "is_tool_error",
     "build_messages",
     "verdict_schema",
@@ -55,6 +50,4 @@ __all__ = [
     "parse_verdict",
     "Verdict",
     "ParseFailure",
-    "probs_from_logprobs",
-    "probs_from_samples",
 ]
