@@ -98,9 +98,7 @@ def command(
     from tinyjudge.estimate import METHODS, estimate_rates
 
     if method not in METHODS:
-        raise UsageError(
-            f"unknown method {method!r}; choose one of {list(METHODS)}", param="method"
-        )
+        raise UsageError(f"unknown method {method!r}; choose one of {list(METHODS)}")
     refuse_writing_over_inputs(
         [(json_out, "--json")],
         [*((path, "labels file") for path in labels), (items, "--items file")],

@@ -64,7 +64,7 @@ def make_model(tier: str, rubric: Rubric | str, **params: Any) -> RewardModel:
     comma-separated string (``lora_target_modules="q_proj,v_proj"``).
     """
     if tier not in TIERS:
-        raise UsageError(f"unknown tier {tier!r}; tiers are {sorted(TIERS)}", param="tier")
+        raise UsageError(f"unknown tier {tier!r}; tiers are {sorted(TIERS)}")
     cls = TIERS[tier]
     rubric = load_rubric(rubric)
     options = _options(cls)

@@ -129,7 +129,6 @@ def open_session(
         raise UsageError(
             f"rubric {rub.id!r} is a step rubric (a verdict names a step and an agent); the "
             "labelling page supports nominal, ordinal and pairwise rubrics",
-            param="rubric",
         )
     if budget is not None and budget < 1:
         raise UsageError(f"budget must be at least 1, got {budget}", param="budget")

@@ -64,7 +64,6 @@ def check_reviewer(name: str) -> str:
         raise UsageError(
             f"reviewer name {name!r} is not allowed: use 1-64 letters, digits, '_', '.' or '-' "
             "(it becomes the label source human:<name>)",
-            param="reviewer",
         )
     return name
 
