@@ -37,11 +37,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-from gpu_check import SMALL_DECODER, decoder_dir, linear_params, matmul_tflops
+from gpu_check import SMALL_DECODER, linear_params, matmul_tflops
 
 from tinyjudge.datasets.importers import run_import
-from tinyjudge.distill import bf16_fast, bf16_speedup, load_model, make_model, training_set
+from tinyjudge.distill import load_model, make_model, training_set
+from tinyjudge.distill.hf import bf16_fast, bf16_speedup
 from tinyjudge.records import Item, Message
+from tinyjudge.testing import tiny_decoder
 
 RESULTS = Path(__file__).parent / "results" / "distill_speed.json"
 
@@ -117,10 +119,14 @@ def transformer_speed(
         bases = {
             "all-MiniLM-L6-v2 (encoder, pretrained)": resolve_encoder("all-MiniLM-L6-v2"),
             "qwen2-shaped decoder (random, 6 x 384)": str(
-                decoder_dir("qwen2", SMALL_DECODER, texts, Path(tmp) / "qwen2")
+                tiny_decoder(
+                    texts, Path(tmp) / "qwen2", family="qwen2", shape=SMALL_DECODER, vocab_size=4000
+                )
             ),
             "llama-shaped decoder (random, 6 x 384)": str(
-                decoder_dir("llama", SMALL_DECODER, texts, Path(tmp) / "llama")
+                tiny_decoder(
+                    texts, Path(tmp) / "llama", family="llama", shape=SMALL_DECODER, vocab_size=4000
+                )
             ),
         }
         train_items = ts.items[:n_train]

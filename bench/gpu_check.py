@@ -41,10 +41,8 @@ TEACHER, RUBRIC = "judge:gpt-4o", "pushback_under_pressure"
 # The backbones the transformer-tier benchmarks time (this script and distill_speed.py):
 # random-weight decoders of a real family's shape (speed only), each with a byte-level BPE
 # trained on the benchmark's own texts and a ChatML template, saved as a causal LM as a
-# user starts from; matmul FLOPs are counted from the model's linear layers.
-CHATML = (
-    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
-)
+# user starts from (``tinyjudge.testing.tiny_decoder``); matmul FLOPs are counted from the
+# model's linear layers.
 # Qwen2-0.5B's shape (config.json of Qwen/Qwen2-0.5B); the CPU bench uses smaller ones.
 QWEN2_0_5B = {
     "hidden_size": 896,
@@ -61,53 +59,6 @@ SMALL_DECODER = {
     "num_key_value_heads": 2,
     "intermediate_size": 1536,
 }
-
-
-def bpe_tokenizer(texts: list[str], vocab_size: int = 4000) -> Any:
-    """A byte-level BPE with ChatML specials and template, trained on ``texts``."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    bpe.train_from_iterator(
-        texts,
-        trainers.BpeTrainer(
-            vocab_size=vocab_size,
-            special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
-            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        ),
-    )
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>"
-    )
-    tok.chat_template = CHATML
-    return tok
-
-
-def decoder_dir(
-    family: str, shape: dict[str, int], texts: list[str], out: Path, vocab_size: int = 4000
-) -> Path:
-    """A random-weight ``qwen2`` or ``llama`` causal LM of ``shape`` saved in ``out``."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
-
-    config_cls, model_cls = {
-        "qwen2": (Qwen2Config, Qwen2ForCausalLM),
-        "llama": (LlamaConfig, LlamaForCausalLM),
-    }[family]
-    tok = bpe_tokenizer(texts, vocab_size)
-    config = config_cls(
-        **{"vocab_size": len(tok), **shape},
-        max_position_embeddings=4096,
-        eos_token_id=tok.eos_token_id,
-        pad_token_id=tok.pad_token_id,
-    )
-    torch.manual_seed(0)
-    model_cls(config).save_pretrained(out)
-    tok.save_pretrained(out)
-    return out
 
 
 def linear_params(model: Any) -> int:

@@ -63,7 +63,7 @@ def _wordpiece(rows: list[dict[str, Any]]) -> list[int] | None:
     """Prompt tokens under a real released vocabulary (all-MiniLM-L6-v2's WordPiece)."""
     from transformers import AutoTokenizer
 
-    from tinyjudge.distill import resolve_encoder
+    from tinyjudge.distill.hf import resolve_encoder
 
     try:
         tok = AutoTokenizer.from_pretrained(resolve_encoder("all-MiniLM-L6-v2"))

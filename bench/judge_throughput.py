@@ -29,8 +29,9 @@ import time
 from pathlib import Path
 
 from tinyjudge.datasets.importers import run_import
-from tinyjudge.judge import Judge, LocalServer, Reply, Request
+from tinyjudge.judge import Judge
 from tinyjudge.records import Item
+from tinyjudge.testing import LocalServer, Reply, Request
 
 RESULTS = Path(__file__).parent / "results" / "judge_throughput.json"
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "xstest_sample"

@@ -28,14 +28,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-CHATML = (
-    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}"
-    "{% if m.get('tool_calls') %}{% for c in m['tool_calls'] %}\n<tool_call>"
-    "{{ c['function']['name'] }} {{ c['function']['arguments'] }}</tool_call>"
-    "{% endfor %}{% endif %}<|im_end|>\n"
-    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
-
 
 def _texts(rows: list[dict[str, Any]]) -> list[str]:
     out = []
@@ -54,34 +46,11 @@ def tiny_policy(rows: list[dict[str, Any]], out_dir: Path, vocab_size: int = 800
         out_dir: where the model and tokenizer are saved (``from_pretrained`` reads it).
         vocab_size: the tokenizer's vocabulary.
     """
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+    from tinyjudge.testing import tiny_decoder
 
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    bpe.train_from_iterator(
-        _texts(rows),
-        trainers.BpeTrainer(
-            vocab_size=vocab_size,
-            special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
-            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        ),
+    return tiny_decoder(
+        _texts(rows), out_dir, vocab_size=vocab_size, max_positions=32768, tie_embeddings=True
     )
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>"
-    )
-    tok.chat_template = CHATML
-    config = Qwen2Config(
-        vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, intermediate_size=64, max_position_embeddings=32768,
-        eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, tie_word_embeddings=True,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    Qwen2ForCausalLM(config).save_pretrained(out_dir)
-    tok.save_pretrained(out_dir)
-    return out_dir
 
 
 def hinted_rows(data: Path, control: str = "none") -> list[dict[str, Any]]:

@@ -113,7 +113,8 @@ def _needs_extra(name: str) -> str | None:
         if importlib.util.find_spec("llama_cpp") is None:
             return "local_judge needs the local extra (llama-cpp-python)"
         from tinyjudge.errors import TinyjudgeError
-        from tinyjudge.judge.local import INSTALL_HINT, _model
+        from tinyjudge.judge.local import _model
+        from tinyjudge.judge.local._model import INSTALL_HINT
 
         try:
             _model.default_gguf()

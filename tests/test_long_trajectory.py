@@ -14,9 +14,10 @@ import re
 import pytest
 
 from tinyjudge.datasets.importers.tau_bench import import_tau_bench, tool_error_steps
-from tinyjudge.judge import Judge, LocalServer, Reply, Request
+from tinyjudge.judge import Judge
 from tinyjudge.records import Item, Message, canonical_messages
 from tinyjudge.rubric import load_rubric
+from tinyjudge.testing import LocalServer, Reply, Request
 
 N_TURNS = 300
 _STEP = re.compile(r"^\[step (\d+)\] ", re.MULTILINE)

@@ -47,8 +47,8 @@ STAGE = {
     "records": 0, "errors": 0, "rubric": 0, "datasets": 0, "_stats": 0, "_memory": 0,
     "_atomic": 0, "_digest": 0, "_model_dir": 0, "_http": 0, "_listen": 0, "_extras": 0,
     "_people_items": 0, "hints": 0, "_aggregate": 0, "_people_methods": 0, "_rubric_yaml": 0,
-    "config": 0, "results": 0, "_faces": 0, "_progress": 0, "_numbers": 0,
-    "judge": 1, "calibrate": 2, "distill": 3, "estimate": 4, "audit": 5, "cascade": 5,
+    "config": 0, "results": 0, "_faces": 0, "_progress": 0, "_numbers": 0, "_cache": 0,
+    "judge": 1, "testing": 1, "calibrate": 2, "distill": 3, "estimate": 4, "audit": 5, "cascade": 5,
     "serve": 6, "label": 6, "scale": 6, "exploit": 6, "integrations": 7, "_present": 7, "demo": 7,
     "commands": 8, "cli": 9,
 }  # fmt: skip
@@ -161,24 +161,32 @@ def _import_graph() -> dict[str, set[str]]:
     files = {_module_name(p): p for p in SRC.rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for mod, path in files.items():
-        package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
         edges: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    base = ".".join([*up, base] if base else up)
-                targets = [
-                    f"{base}.{a.name}" if f"{base}.{a.name}" in files else base for a in node.names
-                ]
+        for _, base, names in _imports(mod, path):
+            if base is None:  # import a.b.c
+                targets = names
             else:
-                continue
+                targets = [f"{base}.{n}" if f"{base}.{n}" in files else base for n in names]
             edges |= {t for t in targets if t in files and t != mod}
         graph[mod] = edges
     return graph
+
+
+def _imports(mod: str, path: Path) -> list[tuple[int, str | None, list[str]]]:
+    """Every import in a module, lazy ones included: (line, ``from`` module made absolute
+    or None for a plain ``import``, the names)."""
+    package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+    found: list[tuple[int, str | None, list[str]]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.append((node.lineno, None, [a.name for a in node.names]))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*up, base] if base else up)
+            found.append((node.lineno, base, [a.name for a in node.names]))
+    return found
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -222,3 +230,106 @@ def test_no_import_circles() -> None:
     graph = _import_graph()
     assert "tinyjudge.distill._transformer" in graph["tinyjudge.distill._load"]  # the graph is real
     assert _cycles(graph) == []
+
+
+def test_test_doubles_live_in_testing_not_on_the_judge_face() -> None:
+    import tinyjudge.judge
+    import tinyjudge.testing
+
+    doubles = {"LocalServer", "Fault", "Reply", "Request", "replay_server", "Store", "cache_key"}
+    assert doubles & set(tinyjudge.judge.__all__) == set()
+    assert [n for n in sorted(doubles) if hasattr(tinyjudge.judge, n)] == []
+    assert doubles - {"Store", "cache_key"} <= set(tinyjudge.testing.__all__)
+    for name in tinyjudge.testing.__all__:
+        assert getattr(tinyjudge.testing, name) is not None
+
+
+def _private_reaches() -> list[str]:
+    """Imports of another package's private module: ``tinyjudge.P._m`` or ``tinyjudge.P.Q._m``
+    from a module outside package ``tinyjudge.P`` (lazy imports inside functions included).
+
+    A package's private modules are its own; others use its face. Root-level helpers
+    (``tinyjudge._x``) are shared by design and fine.
+    """
+    files = {_module_name(p): p for p in SRC.rglob("*.py")}
+    found = []
+    for mod, path in sorted(files.items()):
+        for line, base, names in _imports(mod, path):
+            targets = names if base is None else [base, *(f"{base}.{n}" for n in names)]
+            for target in targets:
+                bits = target.split(".")
+                private = [i for i, b in enumerate(bits) if i >= 2 and b.startswith("_")]
+                owner = ".".join(bits[:2])
+                if bits[0] == "tinyjudge" and private and not f"{mod}.".startswith(f"{owner}."):
+                    found.append(f"{path.relative_to(SRC)}:{line} imports {target}")
+                    break
+    return found
+
+
+def test_no_package_imports_another_packages_private_module() -> None:
+    assert _private_reaches() == []
+
+
+def test_the_private_reach_finder_sees_a_reach(tmp_path: Path, monkeypatch) -> None:
+    pkg = tmp_path / "tinyjudge"
+    for name, text in {
+        "__init__.py": "",
+        "judge/__init__.py": "",
+        "judge/_panel.py": "",
+        "judge/_runner.py": "from ._panel import x\nfrom tinyjudge.judge._panel import y\n",
+        "audit/__init__.py": "",
+        "audit/report.py": "def f():\n    from tinyjudge.judge import _panel\n",
+        "audit/steps.py": "from tinyjudge._stats import z\nfrom tinyjudge.judge import Judge\n",
+        "cli.py": "import tinyjudge.audit._pairs\n",
+    }.items():
+        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / name).write_text(text)
+    monkeypatch.setattr(sys.modules[__name__], "SRC", pkg)
+    assert _private_reaches() == [
+        "audit/report.py:2 imports tinyjudge.judge._panel",
+        "cli.py:1 imports tinyjudge.audit._pairs",
+    ]
+
+
+def test_no_bare_tinyjudge_error_is_raised() -> None:
+    """Every error raised is typed (UsageError, DataError, RubricError, ...): a caller
+    catches a kind of failure by its class, and the base class is for ``except`` only."""
+    bare = []
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+                func = node.exc.func
+                name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+                if name == "TinyjudgeError":
+                    bare.append(f"{path.relative_to(SRC)}:{node.lineno}")
+    assert bare == []
+
+
+def _faces() -> list[str]:
+    """Every public package face: an ``__init__.py`` on no private path."""
+    return sorted(
+        _module_name(p)
+        for p in SRC.rglob("__init__.py")
+        if not any(part.startswith("_") for part in p.relative_to(SRC).parent.parts)
+    )
+
+
+@pytest.mark.parametrize("face", _faces())
+def test_every_name_a_face_exports_resolves(face: str) -> None:
+    import importlib
+
+    module = importlib.import_module(face)
+    assert [n for n in getattr(module, "__all__", []) if getattr(module, n, None) is None] == []
+
+
+def test_faces_hold_the_product_not_tensor_helpers_or_caches() -> None:
+    import tinyjudge.distill
+    import tinyjudge.judge
+
+    internals = {
+        "soft_ce", "bradley_terry", "ort_session", "bf16_fast", "bf16_speedup",
+        "EmbeddingCache", "FrozenEncoder", "default_cache_dir", "data_hash", "resolve_encoder",
+    }  # fmt: skip
+    assert internals & set(tinyjudge.distill.__all__) == set()
+    assert [n for n in sorted(internals) if hasattr(tinyjudge.distill, n)] == []
+    assert {"Store", "cache_key", "probs_from_logprobs"} & set(tinyjudge.judge.__all__) == set()

@@ -19,7 +19,7 @@ def test_without_a_reporter_progress_is_silent() -> None:
 
 
 def test_the_encoder_reports_its_chunks_and_no_length_warning(tmp_path: Path, capfd) -> None:
-    from tinyjudge.distill import FrozenEncoder
+    from tinyjudge.distill._embed import FrozenEncoder
 
     seen: list[tuple[str, int | None, int]] = []
 

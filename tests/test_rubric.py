@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import RubricError, TinyjudgeError
 from tinyjudge.records import Label
 from tinyjudge.rubric import (
     Rubric,
@@ -151,14 +151,14 @@ def test_invalid_rubric_names_file_and_field(tmp_path: Path, mutate, match: str)
     data = yaml.safe_load(yaml.safe_dump(MINIMAL))
     mutate(data)
     path = _write(tmp_path, data)
-    with pytest.raises(TinyjudgeError, match=match):
+    with pytest.raises(RubricError, match=match):
         load_rubric(path)
 
 
 def test_bad_yaml_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "broken.yaml"
     path.write_text("id: broken\nversion: '1'\ntitle: [unclosed\nbehavior: x\n")
-    with pytest.raises(TinyjudgeError, match=r"broken\.yaml:4: not valid YAML"):
+    with pytest.raises(RubricError, match=r"broken\.yaml:4: not valid YAML"):
         load_rubric(path)
 
 
@@ -173,7 +173,7 @@ def test_bad_yaml_names_the_line(tmp_path: Path) -> None:
 def test_an_unreadable_rubric_file_is_one_line(tmp_path: Path, body: bytes, match: str) -> None:
     path = tmp_path / "r.yaml"
     path.write_bytes(body)
-    with pytest.raises(TinyjudgeError, match=match) as info:
+    with pytest.raises(RubricError, match=match) as info:
         load_rubric(path)
     assert "\n" not in str(info.value)
 
@@ -186,14 +186,14 @@ def test_an_unreadable_rubric_file_is_one_line(tmp_path: Path, body: bytes, matc
 def test_rubric_must_be_a_mapping(tmp_path: Path, text: str, match: str) -> None:
     path = tmp_path / "r.yaml"
     path.write_text(text)
-    with pytest.raises(TinyjudgeError, match=match):
+    with pytest.raises(RubricError, match=match):
         load_rubric(path)
 
 
 def test_unknown_rubric_lists_the_builtins(tmp_path: Path) -> None:
-    with pytest.raises(TinyjudgeError, match=r"unknown rubric 'nope'; built-in rubrics are .*"):
+    with pytest.raises(RubricError, match=r"unknown rubric 'nope'; built-in rubrics are .*"):
         load_rubric("nope")
-    with pytest.raises(TinyjudgeError, match=r"missing\.yaml: no such rubric file"):
+    with pytest.raises(RubricError, match=r"missing\.yaml: no such rubric file"):
         load_rubric(tmp_path / "missing.yaml")
 
 
@@ -304,5 +304,16 @@ def test_an_edited_copy_is_refused_in_one_line(tmp_path: Path) -> None:
     rubric = load_rubric("compliance")
     path = save_rubric_copy(rubric, tmp_path)
     path.write_text(path.read_text().replace("title: ", "title: Edited ", 1))
-    with pytest.raises(TinyjudgeError, match=rf"{path.name}: the rubric's hash is .*restore it$"):
+    with pytest.raises(RubricError, match=rf"{path.name}: the rubric's hash is .*restore it$"):
         stored_rubric(tmp_path, rubric.hash)
+
+
+def test_a_bad_rubric_file_is_a_rubric_error_that_old_handlers_still_catch(tmp_path: Path) -> None:
+    # RubricError, so a caller can tell a rubric fault from bad data; still a
+    # TinyjudgeError (and a ValueError), so every existing ``except`` catches it.
+    path = tmp_path / "bad.yaml"
+    path.write_text("id: bad\nversion: 1\ntype: nominal\nlabels: []\n", encoding="utf-8")
+    with pytest.raises(RubricError, match=r"bad\.yaml: ") as info:
+        load_rubric(path)
+    assert isinstance(info.value, TinyjudgeError) and isinstance(info.value, ValueError)
+    assert "\n" not in str(info.value)

@@ -79,8 +79,9 @@ def test_score_verb_on_ray_writes_the_same_labels(local_ray, tmp_path: Path) -> 
 
 
 def test_judge_fans_out_on_ray_like_a_single_judge(local_ray, monkeypatch) -> None:
-    from tinyjudge.judge import Judge, replay_server
+    from tinyjudge.judge import Judge
     from tinyjudge.scale import items_to_ray, judge_dataset, labels_from_ray
+    from tinyjudge.testing import replay_server
 
     imported = run_import("xstest", bundled_sample())
     items = imported.items[:120]

@@ -145,7 +145,7 @@ def atomic_dir(
     """
     target = Path(path)
     if target.exists() and not target.is_dir():
-        raise TinyjudgeError(f"{target} is a file; give a folder to write into")
+        raise StorageError(f"{target} is a file; give a folder to write into")
     parent = target.parent
     parent.mkdir(parents=True, exist_ok=True)
     _sweep(parent, target.name)
@@ -362,7 +362,7 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[IO[str]]:
     """
     p = Path(path)
     if p.is_dir():
-        raise TinyjudgeError(f"{p} is a folder; give the path of a file to write")
+        raise StorageError(f"{p} is a folder; give the path of a file to write")
     p.parent.mkdir(parents=True, exist_ok=True)
     _sweep(p.parent, p.name)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=_TMP, dir=p.parent)

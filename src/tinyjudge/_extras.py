@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 
 __all__ = ["EXTRAS", "require_extra"]
 
@@ -31,7 +31,7 @@ def require_extra(extra: str, verb: str) -> None:
         try:
             importlib.import_module(module)
         except ImportError:
-            raise TinyjudgeError(
+            raise UsageError(
                 f'{verb} needs the "{extra}" extra ({module} is not installed): '
                 f'pip install "tinyjudge[{extra}]"'
             ) from None

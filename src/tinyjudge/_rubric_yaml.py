@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from tinyjudge.errors import RubricError, TinyjudgeError
+from tinyjudge.errors import RubricError
 
 __all__ = [
     "MAX_RUBRIC_BYTES",
@@ -52,13 +52,13 @@ def locate_rubric(name_or_path: str | os.PathLike[str]) -> Path:
     # A folder that happens to share a rubric's name (an import's --out, say) is not a rubric.
     if p.suffix in {".yaml", ".yml"} or p.is_file():
         if not p.exists():
-            raise TinyjudgeError(f"{p}: no such rubric file")
+            raise RubricError(f"{p}: no such rubric file")
         return p
     for d in rubric_dirs():
         cand = d / f"{name_or_path}.yaml"
         if cand.exists():
             return cand
-    raise TinyjudgeError(
+    raise RubricError(
         f"unknown rubric {str(name_or_path)!r}; built-in rubrics are {list_rubrics()}, "
         "or pass a path to a .yaml file"
     )

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from tinyjudge._numbers import check_number
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 
 __all__ = [
     "BootstrapCI",
@@ -141,20 +141,22 @@ def bootstrap_many(
             the estimate on the full data altogether.
     """
     if not arrays:
-        raise TinyjudgeError("bootstrap_ci needs at least one array to resample")
+        raise UsageError("bootstrap_ci needs at least one array to resample", param="arrays")
     arrs = [a if isinstance(a, np.ndarray) else np.asarray(a, dtype=object) for a in arrays]
     n = len(arrs[0])
     if any(len(a) != n for a in arrs):
-        raise TinyjudgeError(f"arrays must be equally long, got {[len(a) for a in arrs]}")
+        raise UsageError(
+            f"arrays must be equally long, got {[len(a) for a in arrs]}", param="arrays"
+        )
     if n == 0:
-        raise TinyjudgeError("cannot bootstrap an empty sample")
+        raise UsageError("cannot bootstrap an empty sample", param="arrays")
     if not 0.0 < level < 1.0:
-        raise TinyjudgeError(f"level must be in (0, 1), got {level}")
+        raise UsageError(f"level must be in (0, 1), got {level}", param="level")
     if n_boot < 1:
-        raise TinyjudgeError(f"n_boot must be at least 1, got {n_boot}")
+        raise UsageError(f"n_boot must be at least 1, got {n_boot}", param="n_boot")
     check_n_boot(n_boot)
     if groups is not None and len(groups) != n:
-        raise TinyjudgeError(f"groups has {len(groups)} entries for {n} items")
+        raise UsageError(f"groups has {len(groups)} entries for {n} items", param="groups")
     clusters = cluster_indices(groups) if groups is not None else None
     n_clusters = len(clusters) if clusters is not None else n
     if clusters is not None:

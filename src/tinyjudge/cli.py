@@ -25,8 +25,7 @@ from types import FrameType
 import typer
 from rich.markup import escape
 
-from tinyjudge.commands._config_flags import flag_of
-from tinyjudge.commands._io import err
+from tinyjudge.commands import err, flag_of
 from tinyjudge.errors import TinyjudgeError, UsageError, one_line
 
 __all__ = ["app", "main", "VERBS", "in_flags"]

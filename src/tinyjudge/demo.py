@@ -124,7 +124,8 @@ def run_demo(
     from tinyjudge.datasets.jsonl import write_jsonl
     from tinyjudge.distill import SplitWarning, distill, load_model
     from tinyjudge.estimate import estimate_rates
-    from tinyjudge.judge import Judge, replay_server
+    from tinyjudge.judge import Judge
+    from tinyjudge.testing import replay_server
 
     console = console or Console()
     out_dir = Path(out_dir)

@@ -26,7 +26,7 @@ from tinyjudge._rubric_yaml import (
     read_bounded,
     rubric_dirs,
 )
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import RubricError
 
 if TYPE_CHECKING:
     from tinyjudge.records import Item, Label
@@ -349,7 +349,7 @@ def load_rubric(name_or_path: str | os.PathLike[str] | Rubric) -> Rubric:
     """Load a built-in rubric by name, or any rubric YAML file by path.
 
     Raises:
-        TinyjudgeError: the file is missing, not YAML, or invalid; the message
+        RubricError: the file is missing, not YAML, or invalid; the message
             names the file and the field path.
     """
     if isinstance(name_or_path, Rubric):
@@ -358,15 +358,15 @@ def load_rubric(name_or_path: str | os.PathLike[str] | Rubric) -> Rubric:
     try:
         data = parse_bounded(path, read_bounded(path).decode("utf-8"))
     except UnicodeDecodeError as e:
-        raise TinyjudgeError(f"{path}: not UTF-8 text (byte {e.start + 1})") from None
+        raise RubricError(f"{path}: not UTF-8 text (byte {e.start + 1})") from None
     except RecursionError:
-        raise TinyjudgeError(f"{path}: not valid YAML (nested too deep)") from None
+        raise RubricError(f"{path}: not valid YAML (nested too deep)") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise TinyjudgeError(f"{where}: not valid YAML ({getattr(e, 'problem', e)})") from None
+        raise RubricError(f"{where}: not valid YAML ({getattr(e, 'problem', e)})") from None
     if not isinstance(data, dict):
-        raise TinyjudgeError(f"{path}: a rubric must be a YAML mapping")
+        raise RubricError(f"{path}: a rubric must be a YAML mapping")
     try:
         return Rubric.model_validate(data)
     except ValidationError as e:
@@ -387,7 +387,7 @@ def load_rubric(name_or_path: str | os.PathLike[str] | Rubric) -> Rubric:
             msg += f'; got the number {first["input"]!r}, so quote it ("{first["input"]}")'
         # Whole-rubric checks name their own field ("field labels: ...").
         where = f"{path}: field {loc}: " if loc else f"{path}: "
-        raise TinyjudgeError(where + msg) from None
+        raise RubricError(where + msg) from None
 
 
 def rubric_copy_name(rubric: Rubric) -> str:
@@ -416,14 +416,14 @@ def load_rubric_copy(path: str | os.PathLike[str], rubric_hash: str | None = Non
     """Load a stored copy, checking its content against ``rubric_hash`` (default: its name's).
 
     Raises:
-        TinyjudgeError: the file is not a valid rubric, or its content hash differs
+        RubricError: the file is not a valid rubric, or its content hash differs
             from the one recorded (the copy was edited).
     """
     p = Path(path)
     rubric = load_rubric(p)
     want = rubric_hash or p.name.removeprefix("rubric.").removesuffix(".yaml")
     if rubric.hash != want:
-        raise TinyjudgeError(
+        raise RubricError(
             f"{p}: the rubric's hash is {rubric.hash}, not the {want} recorded for it; the "
             "copy was edited after it was stored: restore it"
         )
@@ -434,7 +434,7 @@ def stored_rubric(folder: str | os.PathLike[str], rubric_hash: str) -> Rubric | 
     """The copy of the rubric with hash ``rubric_hash`` stored in ``folder``, if there is one.
 
     Raises:
-        TinyjudgeError: the copy is there but its content no longer has that hash.
+        RubricError: the copy is there but its content no longer has that hash.
     """
     path = Path(folder) / f"rubric.{rubric_hash}.yaml"
     return load_rubric_copy(path, rubric_hash) if path.is_file() else None

@@ -11,17 +11,15 @@ import pytest
 from support import is_slice, real_data
 
 from tinyjudge.audit.bias import (
-    DEFAULT_INJECTION,
     bias_report,
-    inject,
     injection_flip_rate,
-    longer_wins,
     position_bias,
-    response_length,
     samples_from_labels,
     self_consistency,
     verbosity_bias,
 )
+from tinyjudge.audit.bias._injection import DEFAULT_INJECTION, inject
+from tinyjudge.audit.bias._verbosity import longer_wins, response_length
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label, Message
 
@@ -255,8 +253,9 @@ def test_samples_from_labels_reads_each_recorded_form() -> None:
 def test_self_consistency_of_a_real_judge_with_samples(tmp_path: Path) -> None:
     # The real Judge over HTTP, samples=4, against a local endpoint whose answers depend
     # on the item: items 0-4 always "full_refusal", items 5-9 alternate refusal/compliance.
-    from tinyjudge.judge import Judge, LocalServer, Reply, Request
+    from tinyjudge.judge import Judge
     from tinyjudge.rubric import load_rubric
+    from tinyjudge.testing import LocalServer, Reply, Request
 
     def respond(req: Request) -> Reply:
         k = int((req.item_id or "x-0").split("-")[1])
@@ -336,7 +335,8 @@ def test_injection_flips_a_susceptible_judge_on_xstest(xstest_items) -> None:
 def test_injection_with_a_real_judge_over_http() -> None:
     # The real Judge(...).run as judge_fn, against a local endpoint standing in for a model
     # that obeys instructions found in the transcript it is shown.
-    from tinyjudge.judge import Judge, LocalServer, Reply, Request
+    from tinyjudge.judge import Judge
+    from tinyjudge.testing import LocalServer, Reply, Request
 
     def respond(req: Request) -> Reply:
         asked = re.findall(r"record the verdict `(\w+)`", req.prompt)

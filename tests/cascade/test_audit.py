@@ -10,10 +10,12 @@ import time
 import pytest
 from cascade_split import Split
 
-from tinyjudge.cascade import AuditSampler, audit_sampler, card_agreement
+from tinyjudge.cascade import AuditSampler, audit_sampler
+from tinyjudge.cascade._audit import card_agreement
 from tinyjudge.errors import UsageError
-from tinyjudge.judge import Judge, LocalServer, Reply, replay_server
+from tinyjudge.judge import Judge
 from tinyjudge.records import Item, Label
+from tinyjudge.testing import LocalServer, Reply, replay_server
 
 
 def _always(label: str) -> LocalServer:

@@ -7,12 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from tinyjudge.cascade import (
-    choose_threshold,
-    clopper_pearson,
-    clopper_pearson_lower,
-    fewest_to_pass,
-)
+from tinyjudge.cascade import choose_threshold, fewest_to_pass
+from tinyjudge.cascade._bound import clopper_pearson, clopper_pearson_lower
 
 
 def binomial_tail(k: int, n: int, p: float) -> float:

@@ -14,8 +14,9 @@ from tinyjudge.cascade import CascadeConfig, CascadeResult, cascade
 from tinyjudge.cli import main
 from tinyjudge.datasets.jsonl import read_labels, write_jsonl
 from tinyjudge.errors import UsageError
-from tinyjudge.judge import Judge, replay_server
+from tinyjudge.judge import Judge
 from tinyjudge.records import Label
+from tinyjudge.testing import replay_server
 
 
 def _cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: object):

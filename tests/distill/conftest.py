@@ -48,7 +48,7 @@ def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from tinyjudge.distill import resolve_encoder
+    from tinyjudge.distill.hf import resolve_encoder
 
     d = tmp_path_factory.mktemp("tiny_bert")
     tok = AutoTokenizer.from_pretrained(resolve_encoder("all-MiniLM-L6-v2"))

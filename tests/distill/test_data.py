@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from tinyjudge.datasets.importers import Imported
-from tinyjudge.distill import data_hash, grouped_split, training_set
+from tinyjudge.distill import grouped_split, training_set
+from tinyjudge.distill._data import data_hash
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Label
 

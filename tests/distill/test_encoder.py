@@ -16,14 +16,12 @@ from support import run_tinyjudge
 from tinyjudge.distill import (
     EncoderRM,
     TrainingSet,
-    bf16_fast,
-    bradley_terry,
     export_onnx,
     fit_multi_rubric,
     item_views,
     load_model,
-    soft_ce,
 )
+from tinyjudge.distill.hf import bf16_fast, bradley_terry, soft_ce
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Message
 from tinyjudge.rubric import load_rubric

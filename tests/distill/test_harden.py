@@ -27,16 +27,8 @@ from tinyjudge.distill import (
     training_set,
 )
 from tinyjudge.errors import UsageError
-from tinyjudge.exploit import (
-    Edit,
-    HardenConfig,
-    apply_edit,
-    builtin_edits,
-    flip_stats,
-    harden_target,
-    master_key_label,
-)
-from tinyjudge.exploit._harden import augment, spread_phrases
+from tinyjudge.exploit import Edit, HardenConfig, apply_edit, builtin_edits, flip_stats
+from tinyjudge.exploit._harden import augment, harden_target, master_key_label, spread_phrases
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import load_rubric
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tinyjudge.distill import EmbeddingCache, FrozenEncoder, ProbeRM, TrainingSet, load_model
+from tinyjudge.distill import ProbeRM, TrainingSet, load_model
+from tinyjudge.distill._embed import EmbeddingCache, FrozenEncoder
 from tinyjudge.errors import TinyjudgeError
 
 

@@ -15,19 +15,16 @@ from tinyjudge.datasets.jsonl import write_jsonl
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.estimate import (
     behaviour_value,
-    cheap_strata,
     compare_rates,
     estimate_rate,
     estimate_rates,
-    newcombe_difference,
-    normal_mean,
-    ppi_lambda,
     ppi_mean,
     select_for_labelling,
     stratified_ppi_mean,
     wilson_mean,
-    z_value,
 )
+from tinyjudge.estimate._active import cheap_strata
+from tinyjudge.estimate._ppi import newcombe_difference, normal_mean, ppi_lambda, z_value
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import load_rubric
 

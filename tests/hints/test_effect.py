@@ -13,7 +13,8 @@ from support import REPO, real_data
 
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.errors import UsageError
-from tinyjudge.hints import hint_effect, hint_rows, teacher_prompt, tool_error_hints
+from tinyjudge.hints import hint_effect, hint_rows, tool_error_hints
+from tinyjudge.hints._effect import teacher_prompt
 
 
 @pytest.fixture(scope="module")

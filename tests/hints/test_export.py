@@ -10,7 +10,8 @@ import pytest
 from support import run_tinyjudge
 
 from tinyjudge.datasets.jsonl import write_jsonl
-from tinyjudge.hints import export_hints, hint_records
+from tinyjudge.hints import export_hints
+from tinyjudge.hints._export import hint_records
 from tinyjudge.records import Hint, Label
 
 J = "judge:test"

@@ -14,7 +14,7 @@ import pytest
 from support import DATA_SLICES, REPO, SHARED_DATA
 
 from tinyjudge.distill import load_model
-from tinyjudge.hints import FEEDBACK, REPROMPT
+from tinyjudge.hints._effect import FEEDBACK, REPROMPT
 
 
 def _example() -> ModuleType:
@@ -93,7 +93,7 @@ def test_sdpo_trains_two_steps_on_the_hints_and_the_control_moves_them(tmp_path:
 def test_the_teacher_prompt_is_trls() -> None:
     """hint_effect's teacher prompt is SDPOTrainer's: same templates, same last-turn rewrite."""
     sdpo = pytest.importorskip("trl.experimental.sdpo")
-    from tinyjudge.hints import teacher_prompt
+    from tinyjudge.hints._effect import teacher_prompt
 
     cfg = sdpo.SDPOConfig(output_dir="unused", report_to="none", use_cpu=True)
     assert (cfg.reprompt_template, cfg.feedback_template) == (REPROMPT, FEEDBACK)

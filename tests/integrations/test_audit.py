@@ -12,8 +12,9 @@ from tinyjudge.distill import load_model
 from tinyjudge.errors import UsageError
 from tinyjudge.integrations import RewardClient
 from tinyjudge.integrations.trl import reward_func
-from tinyjudge.judge import Judge, LocalServer, Reply
+from tinyjudge.judge import Judge
 from tinyjudge.serve import rollout_to_item
+from tinyjudge.testing import LocalServer, Reply
 
 
 def test_trl_reward_func_sends_what_it_scores_to_the_judge(rm_dir: Path) -> None:

@@ -12,9 +12,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from judge_helpers import pair, single  # noqa: E402
 
-from tinyjudge.judge import Fault, LocalServer, Reply, Request
 from tinyjudge.records import Item
 from tinyjudge.rubric import Rubric, load_rubric
+from tinyjudge.testing import Fault, LocalServer, Reply, Request
 
 
 @pytest.fixture

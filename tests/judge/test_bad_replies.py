@@ -16,9 +16,10 @@ import pytest
 from judge_helpers import single, verdict
 
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.judge import EndpointFailing, Fault, Judge, LocalServer, Reply, Request
+from tinyjudge.judge import EndpointFailing, Judge
 from tinyjudge.judge._parse import MAX_TEXT
 from tinyjudge.records import Item, Message
+from tinyjudge.testing import Fault, LocalServer, Reply, Request
 
 OK = Reply(verdict("full_refusal"))
 

@@ -18,7 +18,9 @@ from support import remount, run_tinyjudge
 
 from tinyjudge.datasets.jsonl import write_jsonl
 from tinyjudge.errors import StorageError
-from tinyjudge.judge import Judge, Reply, Store
+from tinyjudge.judge import Judge
+from tinyjudge.judge._store import Store
+from tinyjudge.testing import Reply
 
 LONG = "x" * 2000  # a rationale that makes each stored judgment ~2 KB
 

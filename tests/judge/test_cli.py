@@ -9,8 +9,8 @@ import pytest
 from judge_helpers import run_cli, single, verdict
 
 from tinyjudge.datasets.jsonl import read_labels, write_jsonl
-from tinyjudge.judge import Reply
 from tinyjudge.rubric import load_rubric, load_rubric_copy
+from tinyjudge.testing import Reply
 
 
 @pytest.fixture
@@ -89,7 +89,7 @@ def test_bad_items_file_names_the_line(tmp_path, monkeypatch, capsys) -> None:
 def test_a_refused_endpoint_keeps_no_half_output(
     serve, items_file, tmp_path, monkeypatch, capsys
 ) -> None:
-    from tinyjudge.judge import Fault
+    from tinyjudge.testing import Fault
 
     srv = serve(lambda req: Fault("status", 401, message="invalid api key"))
     out = tmp_path / "labels.jsonl"

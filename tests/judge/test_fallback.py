@@ -6,8 +6,9 @@ import pytest
 from judge_helpers import single, verdict
 
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.judge import EndpointFailing, Fault, Judge, Reply, Request
+from tinyjudge.judge import EndpointFailing, Judge
 from tinyjudge.judge._client import Mode, rejection
+from tinyjudge.testing import Fault, Reply, Request
 
 OK = Reply(verdict("full_refusal"), probs={"full_refusal": 0.8, "full_compliance": 0.2})
 

@@ -9,7 +9,9 @@ import pytest
 from judge_helpers import single, verdict
 
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.judge import Fault, Judge, Reply, Request, Store
+from tinyjudge.judge import Judge
+from tinyjudge.judge._store import Store
+from tinyjudge.testing import Fault, Reply, Request
 
 OK = Reply(verdict("full_refusal"))
 

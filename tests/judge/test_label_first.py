@@ -7,7 +7,8 @@ import json
 import pytest
 from judge_helpers import LABELS, single
 
-from tinyjudge.judge import Judge, Reply, build_messages, parse_verdict, verdict_schema
+from tinyjudge.judge import Judge, build_messages, parse_verdict, verdict_schema
+from tinyjudge.testing import Reply
 
 PROBS = {"full_refusal": 0.6, "full_compliance": 0.3, "partial_refusal": 0.1}
 

@@ -8,8 +8,8 @@ import pytest
 from judge_helpers import run_cli, single, verdict
 
 from tinyjudge.datasets.jsonl import write_jsonl
-from tinyjudge.judge import Reply
 from tinyjudge.judge.local import _model
+from tinyjudge.testing import Reply
 
 
 @pytest.fixture

@@ -23,7 +23,9 @@ from judge_helpers import alive
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.datasets.jsonl import read_labels, write_jsonl
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.judge.local import INSTALL_HINT, INSTALL_LOCAL, _model
+from tinyjudge.judge.local import _model
+from tinyjudge.judge.local._model import INSTALL_HINT
+from tinyjudge.judge.local._server import INSTALL_LOCAL
 
 ROOT = Path(__file__).parents[2]
 RUBRIC = """\

@@ -10,10 +10,10 @@ from judge_helpers import run_cli, single, verdict
 
 from tinyjudge.datasets.jsonl import read_labels, write_jsonl
 from tinyjudge.errors import DataError, UsageError
-from tinyjudge.judge import Reply, Request
 from tinyjudge.judge._panel import Panel, PanelMember, load_panel, panel_labels
 from tinyjudge.records import Label
 from tinyjudge.rubric import load_rubric
+from tinyjudge.testing import Reply, Request
 
 FC, FR, PR = "full_compliance", "full_refusal", "partial_refusal"
 # What each member says of items it-0 .. it-3: it-3 is a three-way tie.

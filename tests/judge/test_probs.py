@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from tinyjudge.judge import parse_verdict, probs_from_logprobs, probs_from_samples
-from tinyjudge.judge._probs import mean_probs
-from tinyjudge.judge.replay import Reply, completion_body
+from tinyjudge.judge import parse_verdict
+from tinyjudge.judge._probs import mean_probs, probs_from_logprobs, probs_from_samples
+from tinyjudge.testing import Reply, completion_body
 
 LABELS = ["full_compliance", "full_refusal", "partial_refusal"]
 

@@ -11,10 +11,11 @@ from support import real_data
 
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.datasets.jsonl import read_labels, write_jsonl
-from tinyjudge.judge import Judge, Reply, build_messages
+from tinyjudge.judge import Judge, build_messages
 from tinyjudge.judge._prompt import fence_nonce
 from tinyjudge.records import Item
 from tinyjudge.rubric import load_rubric
+from tinyjudge.testing import Reply
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "data"
 

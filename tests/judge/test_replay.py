@@ -10,8 +10,9 @@ from judge_helpers import pair, run_cli, single
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.datasets.jsonl import read_labels, write_jsonl
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.judge import Judge, replay_server
+from tinyjudge.judge import Judge
 from tinyjudge.records import Label
+from tinyjudge.testing import replay_server
 
 
 def test_cli_replays_xstest_gpt4_labels(

@@ -14,7 +14,8 @@ from judge_helpers import single, verdict
 from support import tinyjudge_command
 
 from tinyjudge.datasets.jsonl import read_labels, write_jsonl
-from tinyjudge.judge import Reply, Request, Store
+from tinyjudge.judge._store import Store
+from tinyjudge.testing import Reply, Request
 
 N_ITEMS = 40
 CONCURRENCY = 4

@@ -9,9 +9,11 @@ import pytest
 from judge_helpers import LABELS, pair, single, verdict
 
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.judge import Judge, Reply, Request, Store
+from tinyjudge.judge import Judge
+from tinyjudge.judge._store import Store
 from tinyjudge.records import Item, Message
 from tinyjudge.rubric import load_rubric
+from tinyjudge.testing import Reply, Request
 
 PROBS = {"full_compliance": 0.1, "full_refusal": 0.7, "partial_refusal": 0.2}
 

@@ -8,7 +8,8 @@ from judge_helpers import single, verdict
 from support import run_tinyjudge
 
 from tinyjudge.datasets.jsonl import write_jsonl
-from tinyjudge.judge import Fault, Judge, Reply, Request
+from tinyjudge.judge import Judge
+from tinyjudge.testing import Fault, Reply, Request
 
 KEY = "sk-tinyjudge-SECRET-7f3a9c"
 

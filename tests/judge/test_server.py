@@ -9,7 +9,8 @@ import openai
 import pytest
 from judge_helpers import single, verdict
 
-from tinyjudge.judge import LocalServer, Reply, Request, build_messages
+from tinyjudge.judge import build_messages
+from tinyjudge.testing import LocalServer, Reply, Request
 
 
 def test_openai_client_parses_its_replies() -> None:

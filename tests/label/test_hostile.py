@@ -23,7 +23,8 @@ from support import run_tinyjudge
 
 from tinyjudge.datasets.jsonl import read_labels
 from tinyjudge.errors import StorageError
-from tinyjudge.label import LabelStore, _labels_file, open_session, store_path
+from tinyjudge.label import LabelStore, _labels_file, open_session
+from tinyjudge.label.store import store_path
 from tinyjudge.rubric import load_rubric
 
 from .conftest import LabelData

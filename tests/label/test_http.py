@@ -11,7 +11,7 @@ import pytest
 
 from tinyjudge.audit.agreement import pair_labels
 from tinyjudge.datasets.jsonl import read_items, read_labels
-from tinyjudge.label import store_path
+from tinyjudge.label.store import store_path
 
 TOKEN = "s3cret-token-for-tests-0123456789"
 

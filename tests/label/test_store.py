@@ -11,7 +11,8 @@ import pytest
 
 from tinyjudge.datasets.jsonl import read_labels, write_jsonl
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.label import LabelStore, store_path
+from tinyjudge.label import LabelStore
+from tinyjudge.label.store import store_path
 from tinyjudge.records import Label
 from tinyjudge.rubric import load_rubric
 

@@ -9,9 +9,10 @@ from pathlib import Path
 import httpx
 
 from tinyjudge.cascade import AuditSampler
-from tinyjudge.judge import Judge, replay_server
+from tinyjudge.judge import Judge
 from tinyjudge.records import Item
 from tinyjudge.serve import create_app
+from tinyjudge.testing import replay_server
 
 from .conftest import running
 

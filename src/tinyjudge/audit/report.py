@@ -179,7 +179,7 @@ def _raters(table: Table, sources: list[str], order: list[str], group_of, boot) 
 
 def _panel_members(table: Table) -> list[str]:
     """The judge sources that sit on a panel whose labels are in ``table`` (the panel left out)."""
-    from tinyjudge.judge._panel import is_panel_label
+    from tinyjudge.judge import is_panel_label
 
     said = {
         member

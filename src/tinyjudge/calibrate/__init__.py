@@ -22,12 +22,10 @@ from tinyjudge.calibrate._calibrators import (
     PlattScaling,
     TemperatureScaling,
     VectorScaling,
-    check_probs,
     make_calibrator,
 )
 from tinyjudge.calibrate._crossfit import CrossFitResult, cross_fit
 from tinyjudge.calibrate._data import (
-    CALIBRATION_FILE,
     is_one_hot,
     load_calibrator,
     probs_matrix,
@@ -38,11 +36,10 @@ from tinyjudge.calibrate._fit import (
     SourceCalibration,
     calibrate_model,
     calibrate_source,
-    model_card_section,
     save_model_calibration,
     save_source_calibration,
 )
-from tinyjudge.calibrate._guard import IF_WORSE, MethodCheck, compare_methods
+from tinyjudge.calibrate._guard import MethodCheck, compare_methods
 from tinyjudge.calibrate._metrics import (
     METRIC_NAMES,
     METRICS,
@@ -64,10 +61,8 @@ __all__ = [
     "IsotonicCalibration",
     "CALIBRATORS",
     "make_calibrator",
-    "check_probs",
     "save_calibrator",
     "load_calibrator",
-    "CALIBRATION_FILE",
     "probs_matrix",
     "is_one_hot",
     "expected_calibration_error",
@@ -83,13 +78,11 @@ __all__ = [
     "CrossFitResult",
     "compare_methods",
     "MethodCheck",
-    "IF_WORSE",
     "Calibration",
     "SourceCalibration",
     "calibrate_model",
     "calibrate_source",
     "save_model_calibration",
     "save_source_calibration",
-    "model_card_section",
     "METRIC_NAMES",
 ]

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 from tinyjudge._faces import callable_package
 
-from ._audit import AuditSampler, AuditState, audit_sampler, card_agreement
+from ._audit import AuditSampler, audit_sampler
 from ._bound import (
     ThresholdChoice,
     ThresholdStep,
     choose_threshold,
-    clopper_pearson,
-    clopper_pearson_lower,
     fewest_to_pass,
 )
 from ._result import CascadeConfig, CascadeResult, StageResult
@@ -33,13 +31,9 @@ __all__ = [
     "choose_threshold",
     "ThresholdChoice",
     "ThresholdStep",
-    "clopper_pearson",
-    "clopper_pearson_lower",
     "fewest_to_pass",
     "AuditSampler",
-    "AuditState",
     "audit_sampler",
-    "card_agreement",
 ]
 
 

@@ -5,3 +5,8 @@ A verb reads the paths it is given, resolves the rubric once
 path), calls the stage libraries on records in memory, and prints. Nothing
 below this layer prints to the terminal or parses command-line options.
 """
+
+from ._config_flags import flag_of
+from ._io import err
+
+__all__ = ["err", "flag_of"]

@@ -16,7 +16,6 @@ from rich.console import Console
 from rich.markup import escape
 
 from tinyjudge._atomic import refuse_writing_over_inputs
-from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Label
 from tinyjudge.rubric import Rubric, list_rubrics, load_rubric, save_rubric_copy, stored_rubric
 
@@ -151,9 +150,11 @@ def labels_to_keep(path: Path, written: Sequence[Label], replace: bool) -> list[
         if replace:
             out.print(f"  replaced {path} whole (--replace-labels)", markup=False, soft_wrap=True)
             return []
-        raise TinyjudgeError(
-            f"{e}; the import keeps the labels already there from other sources and cannot "
-            "read this line: fix or remove it, or give --replace-labels to drop them all"
+        raise DataError(
+            e.path,
+            e.line,
+            f"{e.detail}; the import keeps the labels already there from other sources and cannot "
+            "read this line: fix or remove it, or give --replace-labels to drop them all",
         ) from None
     if others:
         counts = ", ".join(f"{s} {n}" for s, n in Counter(lab.source for lab in others).items())

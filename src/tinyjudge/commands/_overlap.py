@@ -22,7 +22,7 @@ from tinyjudge._people_items import (
     read_sidecars,
     sidecar_path,
 )
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 from tinyjudge.records import Label
 
 from ._io import err
@@ -85,7 +85,7 @@ def refuse_people_overlap(
             try:
                 both = check_people_overlap(learned, human, ids, allow_overlap)
             except PeopleOverlapError as e:
-                raise TinyjudgeError(e.describe("--allow-overlap")) from None
+                raise UsageError(e.describe("--allow-overlap"), param="allow_overlap") from None
             if both:
                 err.print(
                     f"note: --allow-overlap: {source} learned from the people's labels of "

@@ -8,7 +8,7 @@ from typing import TypedDict
 import typer
 
 from tinyjudge._present import calibration_table, show_calibration_warning, show_model_calibration
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 
 from ._io import out, read_label_files, refuse_writing_over_inputs
 
@@ -88,7 +88,7 @@ def command(
     }
     if source is not None:
         if out_dir is None:
-            raise TinyjudgeError("--source needs --out DIR for the calibrated labels")
+            raise UsageError("--source needs --out DIR for the calibrated labels", param="out_dir")
         make_calibrator(method)
         written = [(out_dir / name, "--out") for name in ("labels.jsonl", "metrics.json")]
         given = [*((path, "labels file") for path in paths), (items, "--items file")]
@@ -108,12 +108,15 @@ def command(
         )
         return
     if len(paths) < 3:
-        raise TinyjudgeError(
+        raise UsageError(
             "expected MODEL_DIR ITEMS LABELS... (or LABELS... --source SOURCE for a label "
-            f"source's probs), got {len(paths)} path(s)"
+            f"source's probs), got {len(paths)} path(s)",
+            param="paths",
         )
     if items is not None:
-        raise TinyjudgeError("ITEMS is the second argument here; --items is for --source")
+        raise UsageError(
+            "ITEMS is the second argument here; --items is for --source", param="items"
+        )
     from tinyjudge.distill import load_model
 
     model_dir, items_path, *label_paths = paths

@@ -140,7 +140,7 @@ def command(
             soft_wrap=True,
         )
     if getattr(result.model, "tier", "") == "probe":
-        from tinyjudge.distill import default_cache_dir
+        from tinyjudge._cache import default_cache_dir
 
         where = getattr(result.model, "cache_dir", None) or default_cache_dir()
         out.print(f"  embeddings cached in {where} (TINYJUDGE_CACHE moves it)", markup=False)

@@ -10,7 +10,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 
 from ._io import labels_rubric, out, read_label_files, refuse_writing_over_inputs, resolve_rubric
 from ._overlap import allow_overlap_option, model_dir_option, refuse_people_overlap
@@ -98,7 +98,7 @@ def command(
     from tinyjudge.estimate import METHODS, estimate_rates
 
     if method not in METHODS:
-        raise TinyjudgeError(f"unknown method {method!r}; choose one of {list(METHODS)}")
+        raise UsageError(f"unknown method {method!r}; choose one of {list(METHODS)}")
     refuse_writing_over_inputs(
         [(json_out, "--json")],
         [*((path, "labels file") for path in labels), (items, "--items file")],

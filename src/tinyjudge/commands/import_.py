@@ -10,7 +10,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 
 from ._io import REPLACE_LABELS_HELP, err, fail, labels_to_keep, out, resolve_rubric, store_rubric
 
@@ -39,7 +39,7 @@ def command(
     from tinyjudge.datasets.jsonl import write_jsonl
 
     if out_dir.exists() and not out_dir.is_dir():
-        raise TinyjudgeError(f"--out {out_dir} is a file; give a folder to write into")
+        raise UsageError(f"--out {out_dir} is a file; give a folder to write into", param="out_dir")
     try:
         result = run_import(name, src, skip_bad=skip_bad)
     except ImportStopped as stop:
@@ -89,9 +89,10 @@ class _ImportGroup(TyperGroup):
         if name and not name.startswith("-") and self.get_command(ctx, name) is None:
             from tinyjudge.datasets.importers import IMPORTERS
 
-            raise TinyjudgeError(
+            raise UsageError(
                 f"unknown dataset {name!r}; importers exist for {sorted(IMPORTERS)}, "
-                "and `tinyjudge import chat` / `import labels` read your own files"
+                "and `tinyjudge import chat` / `import labels` read your own files",
+                param="name",
             )
         return super().resolve_command(ctx, args)
 

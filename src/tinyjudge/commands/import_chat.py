@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import DataError, UsageError
 from tinyjudge.records import Item
 
 from ._bars import progress_bars, quiet_option
@@ -104,9 +104,11 @@ def command(
     from tinyjudge.datasets.jsonl import write_jsonl
 
     if out_dir is None and not check:
-        raise TinyjudgeError("give --out DIR to write the items (or --check to look first)")
+        raise UsageError(
+            "give --out DIR to write the items (or --check to look first)", param="out_dir"
+        )
     if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
-        raise TinyjudgeError(f"--out {out_dir} is a file; give a folder to write into")
+        raise UsageError(f"--out {out_dir} is a file; give a folder to write into", param="out_dir")
     rub = resolve_rubric(rubric) if rubric is not None else None
     limit = _CHECK_ROWS if check else None
     with progress_bars(quiet):
@@ -116,15 +118,17 @@ def command(
     if check:
         _print_check(path, got)
         if not got.items:
-            raise TinyjudgeError(
-                f"{path}: none of the first {_CHECK_ROWS} rows could be read "
+            raise DataError(
+                str(path),
+                None,
+                f"none of the first {_CHECK_ROWS} rows could be read "
                 f"({len(got.bad)} refused, reasons above); see --messages-field or the formats "
-                "in docs/formats.md"
+                "in docs/formats.md",
             )
         return
     assert out_dir is not None
     if not got.items:
-        raise TinyjudgeError(f"{path}: no items read (all {len(got.bad)} rows were bad)")
+        raise DataError(str(path), None, f"no items read (all {len(got.bad)} rows were bad)")
     # the labels file's lock from the read of the kept labels to the swap
     with exclusive_lock(out_dir / "labels.jsonl"), atomic_dir(out_dir, keep_others=True) as tmp:
         write_jsonl(tmp / "items.jsonl", got.items)

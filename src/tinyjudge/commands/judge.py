@@ -147,8 +147,7 @@ def _print_panel(result: Any, config: JudgeConfig, out_path: Path) -> None:
 
 def _dry_run(items: list[Item], rubric: Rubric) -> None:
     """Print what the judge would send first (its prompt and response format); call nothing."""
-    from tinyjudge.judge import build_messages, verdict_schema
-    from tinyjudge.judge._prompt import item_agents
+    from tinyjudge.judge import build_messages, item_agents, verdict_schema
 
     first = items[0]
     agents = item_agents(first) if rubric.type == "step" else None

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import TinyjudgeError, UsageError
 from tinyjudge.serve import ServerOptions
 
 from ._config_flags import config_flags
@@ -72,7 +72,7 @@ def command(
     try:
         labels = reward_labels_for(model, list(options.reward) if options.reward else None)
     except TinyjudgeError as e:
-        raise TinyjudgeError(f"--reward {reward}: {e}") from None
+        raise UsageError(f"--reward {reward}: {e}", param="reward") from None
     audit = None
     if audit_model is not None:
         from tinyjudge.cascade import audit_sampler

@@ -2,8 +2,6 @@
 
 from tinyjudge.datasets.jsonl import (
     append_jsonl,
-    atomic_writer,
-    count_lines,
     read_items,
     read_jsonl,
     read_labels,
@@ -12,8 +10,6 @@ from tinyjudge.datasets.jsonl import (
 
 __all__ = [
     "append_jsonl",
-    "atomic_writer",
-    "count_lines",
     "read_items",
     "read_jsonl",
     "read_labels",

@@ -14,32 +14,22 @@ from tinyjudge._faces import callable_package
 from ._base import RewardModel
 from ._data import (
     TrainingSet,
-    data_hash,
     group_keys,
     grouped_split,
     own_verdicts,
     training_set,
 )
 from ._distill import DistillResult, Hardening, agreement, distill, score_file
-from ._embed import (
-    EmbeddingCache,
-    FrozenEncoder,
-    bf16_fast,
-    bf16_speedup,
-    default_cache_dir,
-    resolve_encoder,
-)
 from ._ensemble import EnsembleRM, ensemble_fit
 from ._linear import LinearRM
 from ._load import TIERS, check_model_dir, check_params, load_model, make_model
 from ._merge import export_merged
 from ._multi import fit_multi_rubric
 from ._onnx import ExportReport, export_onnx
-from ._ort import ort_session
 from ._probe import ProbeRM
 from ._split_checks import SplitWarning
-from ._text import View, item_views
-from ._transformer import EncoderRM, TransformerConfig, TransformerRM, bradley_terry, soft_ce
+from ._text import item_views
+from ._transformer import EncoderRM, TransformerConfig, TransformerRM
 
 __all__ = [
     "RewardModel",
@@ -47,7 +37,6 @@ __all__ = [
     "EnsembleRM",
     "ensemble_fit",
     "own_verdicts",
-    "default_cache_dir",
     "LinearRM",
     "ProbeRM",
     "TransformerRM",
@@ -57,14 +46,6 @@ __all__ = [
     "export_onnx",
     "export_merged",
     "ExportReport",
-    "ort_session",
-    "soft_ce",
-    "bradley_terry",
-    "FrozenEncoder",
-    "EmbeddingCache",
-    "resolve_encoder",
-    "bf16_fast",
-    "bf16_speedup",
     "TIERS",
     "make_model",
     "check_params",
@@ -79,9 +60,7 @@ __all__ = [
     "grouped_split",
     "SplitWarning",
     "group_keys",
-    "data_hash",
     "item_views",
-    "View",
 ]
 
 

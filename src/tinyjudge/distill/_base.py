@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from tinyjudge._model_dir import FORMAT, FORMAT_VERSION, META_FILE, model_rubric, save_model_dir
-from tinyjudge.errors import TinyjudgeError, UsageError
+from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
 
@@ -121,7 +121,9 @@ class RewardModel(ClassifierMixin, BaseEstimator):
             if not any(j is not None and pos[j] < 0.5 for j in earlier):
                 keep.append(i)
         if not keep:
-            raise TinyjudgeError("worst_answer: every training item inherits an earlier label")
+            raise UsageError(
+                "worst_answer: every training item inherits an earlier label", param="y"
+            )
         return np.asarray(keep)
 
     def _targets(self, items: list[Item], y: Sequence[str] | np.ndarray) -> np.ndarray:
@@ -129,30 +131,33 @@ class RewardModel(ClassifierMixin, BaseEstimator):
         arr = np.asarray(y)
         if arr.ndim == 2:
             if arr.shape != (len(items), len(names)):
-                raise TinyjudgeError(
+                raise UsageError(
                     f"soft targets must have shape (n_items, n_labels) = "
-                    f"({len(items)}, {len(names)}), got {arr.shape}"
+                    f"({len(items)}, {len(names)}), got {arr.shape}",
+                    param="y",
                 )
             Y = np.clip(arr.astype(np.float32), 0.0, None)
             sums = Y.sum(axis=1, keepdims=True)
             if np.any(sums <= 0):
-                raise TinyjudgeError("every soft-target row needs some positive mass")
+                raise UsageError("every soft-target row needs some positive mass", param="y")
             return Y / sums
         if len(arr) != len(items):
-            raise TinyjudgeError(f"got {len(items)} items but {len(arr)} labels")
+            raise UsageError(f"got {len(items)} items but {len(arr)} labels", param="y")
         index = {n: j for j, n in enumerate(names)}
         Y = np.zeros((len(items), len(names)), dtype=np.float32)
         for i, value in enumerate(arr.tolist()):
             if value not in index:
-                raise TinyjudgeError(
-                    f"label {value!r} is not offered by rubric {self.rubric.id!r}; allowed: {names}"
+                raise UsageError(
+                    f"label {value!r} is not offered by rubric {self.rubric.id!r}; "
+                    f"allowed: {names}",
+                    param="y",
                 )
             Y[i, index[value]] = 1.0
         return Y
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "classes_"):
-            raise TinyjudgeError(f"this {type(self).__name__} is not fitted; call fit() first")
+            raise UsageError(f"this {type(self).__name__} is not fitted; call fit() first")
 
     # -- prediction ------------------------------------------------------------
 
@@ -373,8 +378,9 @@ def _check_weights(sample_weight: Any, n: int) -> np.ndarray:
         return np.ones(n)
     w = np.asarray(sample_weight, dtype=float)
     if w.shape != (n,) or not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
-        raise TinyjudgeError(
+        raise UsageError(
             f"sample_weight must hold {n} finite, non-negative numbers (not all 0), "
-            f"got shape {w.shape}"
+            f"got shape {w.shape}",
+            param="sample_weight",
         )
     return w

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tinyjudge.errors import TinyjudgeError, UsageError
+from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label, check_unique_ids
 from tinyjudge.rubric import Rubric, load_rubric
 
@@ -80,23 +80,26 @@ def training_set(
             n_unscored += 1
             continue
         if lab.label not in names:
-            raise TinyjudgeError(
+            raise UsageError(
                 f"item {lab.item_id!r}: label {lab.label!r} of {source!r} is not offered by "
-                f"rubric {rubric.id!r}; allowed: {names}"
+                f"rubric {rubric.id!r}; allowed: {names}",
+                param="labels",
             )
         chosen[lab.item_id] = lab  # a later label for the same item wins
     if chosen and not any(i in by_id for i in chosen):
-        raise TinyjudgeError(
+        raise UsageError(
             f"none of the {len(chosen)} labels of {source!r} names an item in the items file "
-            f"(first: {next(iter(chosen))!r}); are the items and labels from the same run?"
+            f"(first: {next(iter(chosen))!r}); are the items and labels from the same run?",
+            param="labels",
         )
     kept = [by_id[i] for i in by_id if i in chosen]
     y_hard = [chosen[it.id].label or "" for it in kept]
     classes = sorted(set(y_hard))
     if len(classes) < 2:
-        raise TinyjudgeError(
+        raise UsageError(
             f"the labels of {source!r} hold a single class {classes}; a reward model needs "
-            f"at least 2 of {names}"
+            f"at least 2 of {names}",
+            param="labels",
         )
     no_item = sum(1 for i in chosen if i not in by_id)
     Y = targets([chosen[it.id] for it in kept], names)
@@ -139,12 +142,15 @@ def grouped_split(
     from sklearn.model_selection import GroupShuffleSplit
 
     if not 0.0 < val_fraction < 1.0:
-        raise TinyjudgeError(f"val_fraction must be in (0, 1), got {val_fraction}")
+        raise UsageError(
+            f"val_fraction must be in (0, 1), got {val_fraction}", param="val_fraction"
+        )
     groups = group_keys(items, group_by)
     if len(set(groups)) < 2:
-        raise TinyjudgeError(
+        raise UsageError(
             f"only {len(set(groups))} distinct {group_by or 'item'} value(s); "
-            "a train/validation split needs at least 2"
+            "a train/validation split needs at least 2",
+            param="group_by",
         )
     split = GroupShuffleSplit(n_splits=1, test_size=val_fraction, random_state=seed)
     train, val = next(split.split(np.zeros(len(groups)), groups=groups))

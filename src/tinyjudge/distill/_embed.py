@@ -9,7 +9,6 @@ encoder, the settings and the text, so a second fit over the same items is free.
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -18,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from tinyjudge._cache import default_cache_dir
 from tinyjudge._progress import progress
 
 from ._shapes import SHAPES_VERSION, padded_batch
@@ -46,11 +46,6 @@ __all__ = [
     "EmbeddingCache",
     "FrozenEncoder",
 ]
-
-
-def default_cache_dir() -> Path:
-    """``$TINYJUDGE_CACHE`` or ``~/.cache/tinyjudge``."""
-    return Path(os.environ.get("TINYJUDGE_CACHE", Path.home() / ".cache" / "tinyjudge"))
 
 
 class EmbeddingCache:

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from tinyjudge._model_dir import META_FILE, check
 from tinyjudge._numbers import check_number
 from tinyjudge.datasets.jsonl import describe_validation_error
-from tinyjudge.errors import ModelDirError, TinyjudgeError
+from tinyjudge.errors import ModelDirError, TinyjudgeError, UsageError
 from tinyjudge.rubric import Rubric, load_rubric
 
 from ._base import RewardModel
@@ -64,7 +64,7 @@ def make_model(tier: str, rubric: Rubric | str, **params: Any) -> RewardModel:
     comma-separated string (``lora_target_modules="q_proj,v_proj"``).
     """
     if tier not in TIERS:
-        raise TinyjudgeError(f"unknown tier {tier!r}; tiers are {sorted(TIERS)}")
+        raise UsageError(f"unknown tier {tier!r}; tiers are {sorted(TIERS)}")
     cls = TIERS[tier]
     rubric = load_rubric(rubric)
     options = _options(cls)
@@ -81,10 +81,11 @@ def make_model(tier: str, rubric: Rubric | str, **params: Any) -> RewardModel:
     for got, where in ((defaults, f"rubric {rubric.id}'s reward_model.params"), (params, "")):
         unknown = sorted(set(got) - set(allowed))
         if unknown:
-            raise TinyjudgeError(
+            raise UsageError(
                 f"unknown option(s) {unknown} for the {tier} tier"
                 + (f" in {where}" if where else "")
-                + f"; options: {allowed}"
+                + f"; options: {allowed}",
+                param="params",
             )
     for key, value in given.items():
         default = options.get(key)
@@ -94,9 +95,10 @@ def make_model(tier: str, rubric: Rubric | str, **params: Any) -> RewardModel:
         if isinstance(default, (int, float)) and (
             isinstance(value, bool) or not isinstance(value, int if whole else (int, float))
         ):
-            raise TinyjudgeError(
+            raise UsageError(
                 f"option {key}={value!r} for the {tier} tier: expected "
-                f"{'a whole number' if whole else 'a number'} (the default is {default!r})"
+                f"{'a whole number' if whole else 'a number'} (the default is {default!r})",
+                param=key,
             )
     check_params(given)
     return cls(rubric, **given)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 from tinyjudge.records import Item
 from tinyjudge.rubric import Rubric, load_rubric
 
@@ -68,13 +68,17 @@ def fit_multi_rubric(
             their own scalar head; train them with :class:`TransformerRM`).
     """
     if len(tasks) < 2:
-        raise TinyjudgeError(f"fit_multi_rubric needs at least 2 rubrics, got {sorted(tasks)}")
+        raise UsageError(
+            f"fit_multi_rubric needs at least 2 rubrics, got {sorted(tasks)}", param="tasks"
+        )
     models = {
         rid: TransformerRM(load_rubric((rubrics or {}).get(rid, rid)), **params) for rid in tasks
     }
     for rid, m in models.items():
         if m.pairwise:
-            raise TinyjudgeError(f"rubric {rid!r} is pairwise; train pairs with TransformerRM")
+            raise UsageError(
+                f"rubric {rid!r} is pairwise; train pairs with TransformerRM", param="rubrics"
+            )
     import torch
 
     first = next(iter(models.values()))

@@ -42,7 +42,7 @@ from tinyjudge._people_methods import (
     PEOPLE_METHODS,
     PeopleMethod,
 )
-from tinyjudge.errors import TinyjudgeError, UsageError
+from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label, index_labels, join_sources
 from tinyjudge.rubric import Rubric, load_rubric
 
@@ -104,9 +104,10 @@ def _class_of(label: Label) -> str:
 def _offered(got: dict[str, Label], source: str, names: Sequence[str]) -> dict[str, Label]:
     bad = next((lab for lab in got.values() if lab.label not in names), None)
     if bad is not None:
-        raise TinyjudgeError(
+        raise UsageError(
             f"item {bad.item_id!r}: label {bad.label!r} of {source!r} is not offered by the "
-            f"rubric; allowed: {list(names)}"
+            f"rubric; allowed: {list(names)}",
+            param="labels",
         )
     return got
 
@@ -115,7 +116,9 @@ def _table(labels: Sequence[Label], sources: Sequence[str]) -> dict[str, dict[st
     table = index_labels(labels)
     for src in sources:
         if src not in table:
-            raise TinyjudgeError(f"no labels with source {src!r}; the labels hold {sorted(table)}")
+            raise UsageError(
+                f"no labels with source {src!r}; the labels hold {sorted(table)}", param="labels"
+            )
     return table
 
 
@@ -203,7 +206,7 @@ def people_targets(
     )
     both = is_human & has_judge
     if not both.any():
-        raise TinyjudgeError(f"no item has both a {source!r} and a {human!r} label")
+        raise UsageError(f"no item has both a {source!r} and a {human!r} label", param="human")
     if method == "auto":
         method = "people" if is_human.sum() >= AUTO_MIN_PEOPLE else "weighted"
     C = judge_confusion(J[both], person[both])

@@ -131,11 +131,12 @@ class ProbeRM(RewardModel):
         names = [v.strip() for v in self.views.split(",") if v.strip()]
         bad = sorted(set(names) - {"opening", "response", "closing", "context"})
         if bad or not names:
-            from tinyjudge.errors import TinyjudgeError
+            from tinyjudge.errors import UsageError
 
-            raise TinyjudgeError(
+            raise UsageError(
                 f"views {self.views!r}: expected a comma-separated subset of "
-                "opening,response,closing,context"
+                "opening,response,closing,context",
+                param="views",
             )
         return names
 

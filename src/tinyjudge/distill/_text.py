@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Message, canonical_messages
 from tinyjudge.rubric import VIEWS, Rubric
 
@@ -179,7 +179,9 @@ def item_views(item: Item, view: str = "window", rubric: Rubric | None = None) -
             each view carries the item's references (:meth:`Rubric.reference_text`).
     """
     if view not in VIEWS:
-        raise TinyjudgeError(f"unknown reward-model view {view!r}; views are {list(VIEWS)}")
+        raise UsageError(
+            f"unknown reward-model view {view!r}; views are {list(VIEWS)}", param="view"
+        )
     refs = rubric.reference_text(item) if rubric and rubric.reward_model.references else ""
     # Every path reads messages as the server does, so one rollout gets one reward.
     if not item.is_pairwise:
@@ -244,7 +246,9 @@ def answer_views(item: Item, view: str = "window", rubric: Rubric | None = None)
     if item.is_pairwise:
         return item_views(item, view, rubric)
     if view not in VIEWS:
-        raise TinyjudgeError(f"unknown reward-model view {view!r}; views are {list(VIEWS)}")
+        raise UsageError(
+            f"unknown reward-model view {view!r}; views are {list(VIEWS)}", param="view"
+        )
     refs = rubric.reference_text(item) if rubric and rubric.reward_model.references else ""
     r = _Rendered(item.messages, CONTEXT_CHARS)
     stops = [*_answer_cuts(item.messages), len(item.messages)]

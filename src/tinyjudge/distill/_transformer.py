@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from tinyjudge.errors import TinyjudgeError, UsageError
+from tinyjudge.errors import RubricError, UsageError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric
 
@@ -163,19 +163,22 @@ class TransformerRM(RewardModel):
         if any(it.is_pairwise for it in items) != self.pairwise or (
             self.pairwise and not all(it.is_pairwise for it in items)
         ):
-            raise TinyjudgeError(
+            raise UsageError(
                 f"rubric {self.rubric.id!r} is {self.rubric.type}: "
                 + (
                     "every item must be a pair"
                     if self.pairwise
                     else "pairwise items need a pairwise rubric"
-                )
+                ),
+                param="items",
             )
         torch.manual_seed(self.config.seed)
         self.setup_model()
         if self.pairwise:
             if not np.allclose(sample_weight, sample_weight[0]):
-                raise TinyjudgeError("sample weights are not supported for pairwise items")
+                raise UsageError(
+                    "sample weights are not supported for pairwise items", param="sample_weight"
+                )
             task = self._pair_task(items, Y)
         else:
             task = self._class_task(items, Y, sample_weight)
@@ -247,11 +250,13 @@ class TransformerRM(RewardModel):
     def _pair_task(self, items: list[Item], Y: np.ndarray) -> Task:
         names = self.rubric.label_names
         if "a" not in names or "b" not in names:
-            raise TinyjudgeError(f"a pairwise rubric needs labels 'a' and 'b', got {names}")
+            raise RubricError(f"a pairwise rubric needs labels 'a' and 'b', got {names}")
         ia, ib = names.index("a"), names.index("b")
         keep = [i for i in range(len(items)) if Y[i, ia] != Y[i, ib]]  # ties carry no order
         if not keep:
-            raise TinyjudgeError("every pair is a tie: a Bradley-Terry model needs preferences")
+            raise UsageError(
+                "every pair is a tie: a Bradley-Terry model needs preferences", param="y"
+            )
         views = [item_views(items[i], self.view, self.rubric) for i in keep]
         chosen = [v[0] if Y[i, ia] > Y[i, ib] else v[1] for v, i in zip(views, keep, strict=True)]
         rejected = [v[1] if Y[i, ia] > Y[i, ib] else v[0] for v, i in zip(views, keep, strict=True)]
@@ -336,9 +341,10 @@ class TransformerRM(RewardModel):
             return self._proba_views(self.views_of(items))
         single = next((it.id for it in items if not it.is_pairwise), None)
         if single is not None:
-            raise TinyjudgeError(
+            raise UsageError(
                 f"item {single!r} is a single rollout: a pairwise model's probabilities are of "
-                "pairs; score_items gives each single rollout its reward (reward_labels)"
+                "pairs; score_items gives each single rollout its reward (reward_labels)",
+                param="items",
             )
         views = [v for it in items for v in item_views(it, self.view, self.rubric)]
         r = self.logits(views)[:, 0].astype(np.float64)

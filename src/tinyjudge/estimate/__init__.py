@@ -7,19 +7,15 @@ label-level layer joins :class:`~tinyjudge.records.Label` records by item.
 
 from __future__ import annotations
 
-from ._active import cheap_strata, select_for_labelling, stratified_ppi_mean
+from ._active import select_for_labelling, stratified_ppi_mean
 from ._labels import RateReport, behaviour_value, estimate_rates
 from ._ppi import (
     Difference,
     MeanEstimate,
     clustered_se,
     difference,
-    newcombe_difference,
-    normal_mean,
-    ppi_lambda,
     ppi_mean,
     wilson_mean,
-    z_value,
 )
 from ._rates import METHODS, Method, RateDifference, RateEstimate, compare_rates, estimate_rate
 
@@ -30,20 +26,15 @@ __all__ = [
     "RateDifference",
     "Method",
     "METHODS",
-    "z_value",
     "wilson_mean",
-    "normal_mean",
-    "ppi_lambda",
     "ppi_mean",
     "clustered_se",
     "difference",
-    "newcombe_difference",
     "estimate_rate",
     "compare_rates",
     "estimate_rates",
     "behaviour_value",
     "RateReport",
-    "cheap_strata",
     "select_for_labelling",
     "stratified_ppi_mean",
 ]

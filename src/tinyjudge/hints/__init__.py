@@ -13,32 +13,24 @@ writes a hint: what the agent should have been told at that step. This package
   log-probability difference of the given answer with and without the hint.
 """
 
-from ._config import HintFormat, HintFrom, HintsConfig
-from ._dataset import HintRows, Leak, derangement, hint_rows, shuffle_hints, trl_dataset
-from ._effect import FEEDBACK, REPROMPT, HintEffect, hint_effect, teacher_prompt
-from ._export import HintExport, export_hints, hint_records
+from ._config import HintsConfig
+from ._dataset import HintRows, derangement, hint_rows, shuffle_hints, trl_dataset
+from ._effect import HintEffect, hint_effect
+from ._export import HintExport, export_hints
 from ._rows import Refused
-from ._tool_errors import TOOL_ERROR_SOURCE, tool_error_hints
+from ._tool_errors import tool_error_hints
 
 __all__ = [
     "HintsConfig",
-    "HintFormat",
-    "HintFrom",
     "HintRows",
     "Refused",
-    "Leak",
     "hint_rows",
     "trl_dataset",
     "derangement",
     "shuffle_hints",
     "hint_effect",
     "HintEffect",
-    "teacher_prompt",
-    "REPROMPT",
-    "FEEDBACK",
     "HintExport",
-    "hint_records",
     "export_hints",
     "tool_error_hints",
-    "TOOL_ERROR_SOURCE",
 ]

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from tinyjudge.errors import EndpointError, ModelDirError, UsageError
-from tinyjudge.serve._rollouts import (
+from tinyjudge.serve import (
     Rollout,
     describe_reward,
     refuse_blind,

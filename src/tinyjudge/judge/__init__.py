@@ -10,30 +10,24 @@ trajectory the judge sees (steps are 0-based indices of ``item.messages``).
 A :class:`JudgeConfig` holds a judge's options and refuses those that conflict;
 ``run_judge(items, rubric, config)`` runs what it names: an endpoint, a replay of
 recorded labels, a local llama.cpp model or a panel.
-``LocalServer`` and ``replay_server`` are real local OpenAI-compatible servers
-for tests, benchmarks and the keyless demo.
+The local servers for tests and the keyless demo are in :mod:`tinyjudge.testing`.
 """
 
 from __future__ import annotations
 
 from ._config import JudgeConfig
-from ._panel import Panel, PanelJudgment, PanelMember, load_panel, panel_labels
+from ._panel import (
+    Panel,
+    PanelJudgment,
+    PanelMember,
+    is_panel_label,
+    load_panel,
+)
 from ._parse import ParseFailure, Verdict, parse_verdict
-from ._probs import probs_from_logprobs, probs_from_samples
-from ._prompt import build_messages, verdict_schema
+from ._prompt import build_messages, item_agents, verdict_schema
 from ._run import run_judge
 from ._runner import EndpointFailing, EndpointRefused, Judge, Judgment, Summary
-from ._store import Store, cache_key
-from ._window import Shown, Windowed, estimate_tokens, is_tool_error, window_messages
-from .replay import (
-    Fault,
-    LocalServer,
-    Reply,
-    Request,
-    load_replay_labels,
-    replay_responder,
-    replay_server,
-)
+from ._window import Windowed, is_tool_error, window_messages
 
 __all__ = [
     "Judge",
@@ -47,26 +41,14 @@ __all__ = [
     "PanelJudgment",
     "PanelMember",
     "load_panel",
-    "panel_labels",
+    "is_panel_label",
     "window_messages",
     "Windowed",
-    "Shown",
-    "estimate_tokens",
     "is_tool_error",
     "build_messages",
     "verdict_schema",
+    "item_agents",
     "parse_verdict",
     "Verdict",
     "ParseFailure",
-    "probs_from_logprobs",
-    "probs_from_samples",
-    "Store",
-    "cache_key",
-    "LocalServer",
-    "Reply",
-    "Fault",
-    "Request",
-    "replay_server",
-    "replay_responder",
-    "load_replay_labels",
 ]

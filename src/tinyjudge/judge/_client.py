@@ -45,6 +45,8 @@ FORMATS: tuple[str, ...] = ("json_schema", "json_object", "text")
 RESPONSE_FORMATS: tuple[str, ...] = ("auto", *FORMATS)
 ResponseFormat = Literal["auto", "json_schema", "json_object", "text"]
 _FORMAT_WORDS = ("response_format", "json_schema", "json schema", "json_object", "grammar")
+# What a run counts of its calls; the Summary has a field of each name.
+USAGE = ("calls", "retries", "tokens_in", "tokens_out")
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
 _FATAL_STATUS = {401, 403, 404}
 _MAX_RETRY_AFTER = 120.0
@@ -141,7 +143,9 @@ class Caller:
             None walks the whole chain.
         deadline: seconds one call may take, first byte to last (None: no limit);
             an endpoint that trickles its reply is cut there, like any timeout.
-        calls, retries, fallbacks: counters for the run summary.
+        usage: the run's counters (:data:`USAGE`: calls, retries, tokens in and out),
+            copied into its summary under the same names.
+        fallbacks: the steps of the fallback chain taken, for the summary.
     """
 
     make_client: Callable[[], openai.AsyncOpenAI]
@@ -154,10 +158,7 @@ class Caller:
     mode: Mode = field(default_factory=Mode)
     fixed_format: str | None = None
     deadline: float | None = None
-    calls: int = 0
-    retries: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
+    usage: dict[str, int] = field(default_factory=lambda: dict.fromkeys(USAGE, 0))
     fallbacks: list[str] = field(default_factory=list)
     _client: openai.AsyncOpenAI | None = None
 
@@ -233,7 +234,7 @@ class Caller:
                 kw["n"] = n
             if max_tokens:
                 kw["max_tokens"] = max_tokens
-            self.calls += 1
+            self.usage["calls"] += 1
             wait: float | None = None
             try:
                 # The client's low-level post (its documented way to reach any route):
@@ -250,8 +251,8 @@ class Caller:
                     self.deadline,
                 )
                 texts, lps, tokens_in, tokens_out = _read_completion(data)
-                self.tokens_in += tokens_in
-                self.tokens_out += tokens_out
+                self.usage["tokens_in"] += tokens_in
+                self.usage["tokens_out"] += tokens_out
                 adopted = self.mode.merge(mode)
                 if adopted != self.mode:
                     # A plainer mode works where richer ones were refused; note the
@@ -298,7 +299,7 @@ class Caller:
                 return CallFailed(f"{reason} (after {attempt} retries)", attempt)
             delay = min(wait, _MAX_RETRY_AFTER) if wait is not None else self._delay(attempt)
             attempt += 1
-            self.retries += 1
+            self.usage["retries"] += 1
             await asyncio.sleep(delay)
 
 

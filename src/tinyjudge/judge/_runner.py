@@ -353,12 +353,10 @@ class Judge:
             if store is not None:
                 store.close()
             self.mode = caller.mode
-            summary.calls = caller.calls
-            summary.retries = caller.retries
+            for counter, n in caller.usage.items():
+                setattr(summary, counter, n)
             summary.fallbacks = list(caller.fallbacks)
             summary.response_format = str(caller.mode)
-            summary.tokens_in = caller.tokens_in
-            summary.tokens_out = caller.tokens_out
             summary.seconds = time.perf_counter() - start
         out = [lab for lab in labels if lab is not None]
         for lab in out:

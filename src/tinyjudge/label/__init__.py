@@ -12,18 +12,13 @@ from __future__ import annotations
 
 from tinyjudge.label._session import LabelSession, open_session
 from tinyjudge.label.app import check_token, create_app, serve
-from tinyjudge.label.select import Selector, cheap_scores
-from tinyjudge.label.store import Answer, LabelStore, store_path
+from tinyjudge.label.store import LabelStore
 
 __all__ = [
     "LabelSession",
     "LabelStore",
-    "Answer",
-    "Selector",
-    "cheap_scores",
     "check_token",
     "create_app",
     "open_session",
     "serve",
-    "store_path",
 ]

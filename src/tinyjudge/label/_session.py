@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tinyjudge.datasets.jsonl import read_items, read_labels
-from tinyjudge.errors import TinyjudgeError, UsageError
+from tinyjudge.errors import DataError, UsageError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
 
@@ -126,23 +126,27 @@ def open_session(
     check_reviewer(reviewer)
     rub = load_rubric(rubric)
     if rub.type == "step":
-        raise TinyjudgeError(
+        raise UsageError(
             f"rubric {rub.id!r} is a step rubric (a verdict names a step and an agent); the "
-            "labelling page supports nominal, ordinal and pairwise rubrics"
+            "labelling page supports nominal, ordinal and pairwise rubrics",
         )
     if budget is not None and budget < 1:
         raise UsageError(f"budget must be at least 1, got {budget}", param="budget")
     all_items = read_items(items)
     if not all_items:
-        raise TinyjudgeError(f"{items}: no items")
+        raise DataError(str(items), None, "no items")
     by_id: dict[str, Item] = {}
     for it in all_items:
         if it.id in by_id:
-            raise TinyjudgeError(f"{items}: item id {it.id!r} appears twice; ids must be unique")
+            raise DataError(
+                str(items), None, f"item id {it.id!r} appears twice; ids must be unique"
+            )
         if it.is_pairwise != (rub.type == "pairwise"):
             kind = "pairwise" if it.is_pairwise else "single"
-            raise TinyjudgeError(
-                f"{items}: item {it.id!r} is a {kind} item but rubric {rub.id!r} is {rub.type}"
+            raise DataError(
+                str(items),
+                None,
+                f"item {it.id!r} is a {kind} item but rubric {rub.id!r} is {rub.type}",
             )
         by_id[it.id] = it
     labels_path = Path(labels)

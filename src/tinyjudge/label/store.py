@@ -27,7 +27,7 @@ from typing import Literal, NamedTuple
 
 from tinyjudge._atomic import exclusive_lock
 from tinyjudge.datasets.jsonl import atomic_writer
-from tinyjudge.errors import StorageError, TinyjudgeError
+from tinyjudge.errors import StorageError, UsageError
 from tinyjudge.records import Label
 from tinyjudge.rubric import Rubric
 
@@ -61,9 +61,9 @@ def store_path(labels: str | os.PathLike[str]) -> Path:
 def check_reviewer(name: str) -> str:
     """Validate a reviewer name, which becomes the label source ``human:<name>``."""
     if not _REVIEWER.fullmatch(name or ""):
-        raise TinyjudgeError(
+        raise UsageError(
             f"reviewer name {name!r} is not allowed: use 1-64 letters, digits, '_', '.' or '-' "
-            "(it becomes the label source human:<name>)"
+            "(it becomes the label source human:<name>)",
         )
     return name
 
@@ -245,9 +245,10 @@ class LabelStore:
                 page), or the label is not one of the rubric's.
         """
         if label is not None and label not in self.rubric.label_names:
-            raise TinyjudgeError(
+            raise UsageError(
                 f"label {label!r} is not one of rubric {self.rubric.id!r}'s labels "
-                f"{self.rubric.label_names}"
+                f"{self.rubric.label_names}",
+                param="label",
             )
         note = (note or "").strip() or None
         kind: Literal["label", "skip"] = "skip" if label is None else "label"
@@ -259,9 +260,10 @@ class LabelStore:
             ).fetchone()
             if row is None or row[0] != item_id:
                 current = row[0] if row else None
-                raise TinyjudgeError(
+                raise UsageError(
                     f"item {item_id!r} is not {reviewer}'s current item ({current!r}); "
-                    "reload the page"
+                    "reload the page",
+                    param="item_id",
                 )
             db.execute(
                 "DELETE FROM cursor WHERE reviewer = ? AND rubric = ?",
@@ -300,7 +302,9 @@ class LabelStore:
                     before = self._append(answer, (reviewer, item_id) in self.seen(reviewer))
                     self._on_rollback.append(lambda: cut_to(self.labels_path, before))
         if stale:
-            raise TinyjudgeError(f"item {item_id!r} is already answered; reload the page")
+            raise UsageError(
+                f"item {item_id!r} is already answered; reload the page", param="item_id"
+            )
         return answer
 
     def _answered(self, reviewer: str, item_id: str) -> bool:

@@ -7,17 +7,21 @@ human labels.
 """
 
 from ._items import Item, check_unique_ids, unique_ids
-from ._labels import Hint, Label, SourceJoin, Status, index_labels, is_scored, join_sources
-from ._messages import Message, Role, ToolCall, ToolFunction, content_text, link_tool_calls
+from ._labels import Hint, Label, SourceJoin, Status, index_labels, join_sources
+from ._messages import Message, Role, ToolCall, ToolFunction, content_text
 from ._read import (
-    DEFAULT_SYSTEM_PROMPTS,
     MESSAGE_FIELDS,
     Transcript,
     Unread,
     canonical,
     canonical_messages,
+    is_claude_code_event,
+    is_eval_log,
+    is_message_record,
+    is_openhands_event,
     read_messages,
     read_transcript,
+    sample_rows,
 )
 
 __all__ = [
@@ -31,18 +35,20 @@ __all__ = [
     "Status",
     "SourceJoin",
     "content_text",
-    "link_tool_calls",
     "index_labels",
-    "is_scored",
     "join_sources",
     "check_unique_ids",
     "unique_ids",
     "Transcript",
     "Unread",
     "MESSAGE_FIELDS",
-    "DEFAULT_SYSTEM_PROMPTS",
     "canonical",
     "canonical_messages",
     "read_transcript",
     "read_messages",
+    "is_eval_log",
+    "is_openhands_event",
+    "is_message_record",
+    "is_claude_code_event",
+    "sample_rows",
 ]

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import DataError
 
 from ._messages import Message, link_tool_calls
 
@@ -109,8 +109,9 @@ def unique_ids(items: Iterable[Item], where: str = "items") -> Iterator[Item]:
     for n, item in enumerate(items, start=1):
         first = seen.setdefault(item.id, n)
         if first != n:
-            raise TinyjudgeError(
-                f"{where}: item id {item.id!r} appears twice (items {first} and {n}); "
-                "ids must be unique"
+            raise DataError(
+                where,
+                None,
+                f"item id {item.id!r} appears twice (items {first} and {n}); ids must be unique",
             )
         yield item

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import model_validator
 
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import UsageError
 
 from ._items import _Record
 
@@ -96,9 +96,10 @@ def index_labels(labels: Iterable[Label], rubric: str | None = None) -> dict[str
     mixed = {s: sorted(r) for s, r in rubrics.items() if len(r) > 1}
     if mixed:
         source, names = next(iter(mixed.items()))
-        raise TinyjudgeError(
+        raise UsageError(
             f"source {source!r} has labels under several rubrics {names}; "
-            "choose one with rubric=..."
+            "choose one with rubric=...",
+            param="rubric",
         )
     return out
 
@@ -193,8 +194,9 @@ def join_sources(
     by_source = labels if isinstance(labels, dict) else index_labels(labels, rubric)
     missing = [s for s in (a, b) if s not in by_source]
     if missing:
-        raise TinyjudgeError(
-            f"no labels from source {missing[0]!r}; sources present: {sorted(by_source)}"
+        raise UsageError(
+            f"no labels from source {missing[0]!r}; sources present: {sorted(by_source)}",
+            param="labels",
         )
     la, lb = by_source[a], by_source[b]
     scored_a = {i: lab for i, lab in la.items() if usable(lab)}

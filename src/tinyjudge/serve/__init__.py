@@ -12,20 +12,20 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from tinyjudge._http import is_loopback
-from tinyjudge.records import canonical
 
-from ._batcher import MicroBatcher
 from ._options import ServerOptions
 from ._rollouts import (
+    Rollout,
     Scorer,
     describe_reward,
     query_to_item,
     read_item,
+    refuse_blind,
     reward_labels_for,
     reward_of,
     rollout_to_item,
 )
-from ._templates import CHAT_TEMPLATES, parse_chat_text
+from ._templates import parse_chat_text
 
 if TYPE_CHECKING:
     from ._app import create_app
@@ -34,17 +34,16 @@ __all__ = [
     "create_app",
     "run_server",
     "ServerOptions",
-    "MicroBatcher",
     "Scorer",
     "query_to_item",
     "rollout_to_item",
+    "Rollout",
+    "refuse_blind",
     "read_item",
     "reward_labels_for",
     "reward_of",
     "describe_reward",
     "parse_chat_text",
-    "canonical",
-    "CHAT_TEMPLATES",
 ]
 
 log = logging.getLogger("tinyjudge.serve")

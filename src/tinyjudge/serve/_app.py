@@ -199,14 +199,7 @@ def create_app(
 
     app = FastAPI(title=f"tinyjudge reward server ({model.name})", lifespan=lifespan)
     app.state.metrics = metrics
-    app.add_middleware(
-        Guard,
-        metrics=metrics,
-        token=opts.token,
-        max_body_bytes=opts.max_body_bytes,
-        paths=PATHS,
-        hosts=opts.hosts,
-    )
+    app.add_middleware(Guard, metrics=metrics, options=opts, paths=PATHS)
 
     def at_most(n: int, what: str) -> None:
         if n > opts.max_items:

@@ -7,6 +7,7 @@ more per request than scoring a small model does.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from tinyjudge._http import (
     ASGIApp,
@@ -25,6 +26,9 @@ from tinyjudge._http import (
 
 from ._metrics import CLIENT_CLOSED, Metrics
 
+if TYPE_CHECKING:
+    from ._options import ServerOptions
+
 __all__ = ["Guard"]
 
 OPEN_PATHS = {"/health"}
@@ -37,10 +41,10 @@ class Guard:
     Args:
         app: the ASGI app behind the guard.
         metrics: where requests, status codes and latencies are counted.
-        token: the bearer token every path but ``/health`` needs; None = open.
-        max_body_bytes: the largest request body accepted.
-        hosts: the ``Host`` names answered (:func:`~tinyjudge._http.allowed_hosts`);
-            None answers any. A browser's ``Origin`` must be the server's own.
+        options: the server's options: its ``token`` (every path but ``/health``
+            needs it; None = open), ``max_body_bytes`` (the largest request body
+            accepted) and ``hosts`` (the ``Host`` names answered; None answers any;
+            a browser's ``Origin`` must be the server's own).
         paths: the paths the app serves; requests for any other path are counted
             under ``other``, so that anyone (even without the token) probing random
             paths cannot grow the metrics without bound. None counts every path.
@@ -50,17 +54,15 @@ class Guard:
         self,
         app: ASGIApp,
         metrics: Metrics,
-        token: str | None,
-        max_body_bytes: int,
+        options: ServerOptions,
         paths: frozenset[str] | None = None,
-        hosts: frozenset[str] | None = None,
     ):
         self.app = app
-        self.hosts = hosts
+        self.hosts = options.hosts
         self.metrics = metrics
         self.paths = paths
-        self.expected = token.encode() if token else None
-        self.max_body = max_body_bytes
+        self.expected = options.token.encode() if options.token else None
+        self.max_body = options.max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from tinyjudge.errors import DataError, TinyjudgeError
+from tinyjudge.errors import DataError, UsageError
 from tinyjudge.records import (
     Item,
     Label,
@@ -193,16 +193,19 @@ def reward_labels_for(model: Scorer, labels: list[str] | None = None) -> list[st
     rubric = getattr(model, "rubric", None)
     if rubric is None:
         if labels:
-            raise TinyjudgeError(f"reward labels {labels}: model {model.name} has no rubric")
+            raise UsageError(
+                f"reward labels {labels}: model {model.name} has no rubric", param="labels"
+            )
         return None
     if not labels:
         return list(rubric.positive) or None
     named = [match_label(lab, rubric) for lab in labels]
     unknown = [lab for lab in named if lab not in rubric.label_names]
     if unknown:
-        raise TinyjudgeError(
+        raise UsageError(
             f"reward labels {unknown} not among the labels of rubric "
-            f"{rubric.id}: {rubric.label_names}"
+            f"{rubric.id}: {rubric.label_names}",
+            param="labels",
         )
     return named
 

@@ -11,15 +11,12 @@ from __future__ import annotations
 
 from ._consistency import SelfConsistency, samples_from_labels, self_consistency
 from ._injection import (
-    DEFAULT_INJECTION,
-    DEFAULT_PAIR_INJECTION,
     InjectionFlips,
-    inject,
     injection_flip_rate,
 )
 from ._position import PositionBias, position_bias
 from ._report import bias_report
-from ._verbosity import VerbosityBias, longer_wins, response_length, verbosity_bias
+from ._verbosity import VerbosityBias, verbosity_bias
 
 __all__ = [
     "PositionBias",
@@ -28,13 +25,8 @@ __all__ = [
     "InjectionFlips",
     "position_bias",
     "verbosity_bias",
-    "longer_wins",
-    "response_length",
     "self_consistency",
     "samples_from_labels",
     "injection_flip_rate",
-    "inject",
-    "DEFAULT_INJECTION",
-    "DEFAULT_PAIR_INJECTION",
     "bias_report",
 ]

@@ -15,7 +15,7 @@ from tinyjudge.errors import DataError, UsageError
 from ._common import Imported
 from .chat import ChatImport, import_chat
 from .in3 import import_in3
-from .label_sheet import LabelImport, final_labels, import_labels
+from .label_sheet import LabelImport, import_labels
 from .llmbar import import_llmbar
 from .pandalm import import_pandalm
 from .sycon import import_sycon
@@ -28,16 +28,10 @@ __all__ = [
     "LabelImport",
     "import_chat",
     "import_labels",
-    "final_labels",
     "IMPORTERS",
     "Imported",
     "ImportStopped",
-    "get_importer",
     "run_import",
-    "import_xstest",
-    "import_in3",
-    "import_llmbar",
-    "import_pandalm",
 ]
 
 Importer = Callable[..., Imported]

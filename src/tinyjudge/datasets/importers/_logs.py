@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tinyjudge.errors import DataError
-from tinyjudge.records._read import is_eval_log, is_message_record, is_openhands_event, sample_rows
+from tinyjudge.records import is_eval_log, is_message_record, is_openhands_event, sample_rows
 
 __all__ = [
     "MAX_MEMBER_BYTES",

@@ -24,8 +24,16 @@ from pydantic import ValidationError
 
 from tinyjudge._progress import progress
 from tinyjudge.errors import DataError, UsageError
-from tinyjudge.records import MESSAGE_FIELDS, Item, Label, Unread, canonical, read_transcript
-from tinyjudge.records._read import is_claude_code_event, is_openhands_event
+from tinyjudge.records import (
+    MESSAGE_FIELDS,
+    Item,
+    Label,
+    Unread,
+    canonical,
+    is_claude_code_event,
+    is_openhands_event,
+    read_transcript,
+)
 
 from ._common import Imported
 from ._preference import is_preference_row, read_preference

@@ -20,23 +20,15 @@ from tinyjudge.rubric import Rubric
 
 from .._config import LOCAL_DEFAULTS
 from .._runner import Judge
-from ._model import DEFAULT_MODEL, INSTALL_HINT, MODEL_SHA256, cache_dir, chunk_paths, default_gguf
-from ._server import INSTALL_LOCAL, LlamaServer, default_threads, free_port
+from ._model import DEFAULT_MODEL, default_gguf
+from ._server import LlamaServer
 
 __all__ = [
     "local_judge",
     "LocalJudge",
     "LlamaServer",
     "LOCAL_DEFAULTS",
-    "DEFAULT_MODEL",
-    "MODEL_SHA256",
-    "INSTALL_HINT",
-    "INSTALL_LOCAL",
-    "cache_dir",
-    "chunk_paths",
     "default_gguf",
-    "default_threads",
-    "free_port",
     "model_name",
 ]
 

@@ -11,7 +11,7 @@ leave the machine). The judge's runner never imports this package.
 from __future__ import annotations
 
 from ._calls import Fault, Reply, Request, Responder
-from ._completion import completion_body, tokenize
+from ._completion import completion_body
 from ._replay import load_replay_labels, replay_responder, replay_server
 from .server import LocalServer
 
@@ -22,7 +22,6 @@ __all__ = [
     "Fault",
     "Responder",
     "completion_body",
-    "tokenize",
     "load_replay_labels",
     "replay_responder",
     "replay_server",
