@@ -79,8 +79,11 @@ class TierConfig(Config):
     def __post_init__(self) -> None:
         for name, tp in field_types(type(self)).items():
             value = getattr(self, name, None)
-            if isinstance(value, str) and is_list(tp):
-                setattr(self, name, [part.strip() for part in value.split(",") if part.strip()])
+            if is_list(tp) and isinstance(value, str | list) and _texts(value):
+                # "q_proj,v_proj", or a flag given twice and once with a comma
+                parts = [value] if isinstance(value, str) else value
+                split = [p.strip() for part in parts for p in part.split(",")]
+                setattr(self, name, [p for p in split if p])
         super().__post_init__()
 
     def _check_field(self, f: dataclasses.Field[Any], value: Any, tp: Any) -> None:
@@ -187,6 +190,10 @@ class TierConfig(Config):
                 param=unknown[0],
             )
         return cls.from_options(config, **options)
+
+
+def _texts(value: str | list[Any]) -> bool:
+    return isinstance(value, str) or all(isinstance(v, str) for v in value)
 
 
 def _default(f: dataclasses.Field[Any]) -> Any:
