@@ -279,7 +279,7 @@ class TransformerConfig(TierConfig):
     seed: int = option(0, "initialisation and shuffling seed")
     precision: Precision = option("auto", "inference precision")
     train_bf16: bool | None = option(None, "bfloat16 autocast in training (unset: as precision)")
-    runtime: Runtime = option("torch", "torch, or onnx / onnx-int8 after export --onnx")
+    runtime: Runtime = option("torch", "torch, or onnx / onnx-int8 once exported to ONNX")
     batch_items: int = option(32, "items per forward pass at inference", low=1, high=1_000_000)
     lora_r: int = option(0, "LoRA rank (0: fine-tune every weight)", low=0, high=65_536)
     lora_alpha: int | None = option(None, "LoRA scaling (unset: twice lora_r)", low=0, high=1e9)
