@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Literal, TypeVar, get_origin
 
 from tinyjudge._numbers import check_number
 from tinyjudge.config import Config, choices_of, field_range, field_types, option, plain_type
-from tinyjudge.errors import UsageError
+from tinyjudge.errors import RubricError, UsageError
 from tinyjudge.rubric import Rubric
 
 from .hf import MINILM, Device
@@ -162,8 +162,6 @@ class TierConfig(Config):
                 range, in the rubric's params (the message names the rubric).
             UsageError: the same in ``options`` (``param`` names the field).
         """
-        from tinyjudge.errors import RubricError
-
         defaults: dict[str, Any] = {}
         for name in tiers:
             defaults.update(rubric.reward_model.params.get(name, {}))
