@@ -34,9 +34,8 @@ import numpy as np
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 
 from tinyjudge.audit.flips import compare_flips, dialogue_flips
-from tinyjudge.commands._params import parse_params
 from tinyjudge.datasets.importers import run_import
-from tinyjudge.distill import make_model, training_set
+from tinyjudge.distill import TIERS, make_model, training_set
 from tinyjudge.records import Label
 from tinyjudge.rubric import VIEWS, Rubric, load_rubric
 
@@ -71,7 +70,8 @@ def main() -> None:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(message)s", force=True
     )  # training progress
-    params = parse_params(args.param)
+    # typed as the tier's config declares its fields
+    params = {} if args.tier == "baseline" else TIERS[args.tier].config_class.from_pairs(args.param)
     rubric = load_rubric(RUBRIC)
     override: dict[str, object] = {
         k: v for k, v in (("view", args.view), ("combine", args.combine)) if v

@@ -22,9 +22,8 @@ import numpy as np
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 from sklearn.model_selection import GroupKFold
 
-from tinyjudge.commands._params import parse_params
 from tinyjudge.datasets.importers import run_import
-from tinyjudge.distill import group_keys, make_model, training_set
+from tinyjudge.distill import TIERS, group_keys, make_model, training_set
 
 RESULTS = Path(__file__).parent / "results" / "distill_fidelity.json"
 
@@ -44,7 +43,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.smoke:
         args.fold = 0
-    params = parse_params(args.param)
+    params = TIERS[args.tier].config_class.from_pairs(args.param)  # typed as the fields are
     logging.basicConfig(format="%(asctime)s %(message)s")
     logging.getLogger("tinyjudge.distill").setLevel(logging.INFO)
 

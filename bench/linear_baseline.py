@@ -39,9 +39,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import cohen_kappa_score
 from sklearn.model_selection import GroupKFold, KFold
 
-from tinyjudge.commands._params import parse_params
 from tinyjudge.datasets.importers import run_import
-from tinyjudge.distill import group_keys, item_views, make_model, training_set
+from tinyjudge.distill import LinearConfig, group_keys, item_views, make_model, training_set
 from tinyjudge.records import Item, index_labels
 from tinyjudge.rubric import VIEWS, Rubric, load_rubric
 
@@ -221,7 +220,7 @@ def main() -> None:
 
         threadpool_limits(limits=1)
 
-    params = parse_params(args.param)
+    params = LinearConfig.from_pairs(args.param)  # typed as the fields are
     sources = {
         "xstest": lambda: _xstest(args.data, args.view, args.seeds, args.n_people, args.smoke),
         "sycon": lambda: _sycon(args.data, args.view, args.smoke),

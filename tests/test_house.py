@@ -18,7 +18,7 @@ import pytest
 import tinyjudge
 from tinyjudge.cli import in_flags
 from tinyjudge.commands._config_flags import flag_of
-from tinyjudge.commands._params import parse_params
+from tinyjudge.commands.distill import tier_options
 from tinyjudge.errors import DataError, RubricError, TinyjudgeError, UsageError
 
 SRC = Path(tinyjudge.__file__).parent
@@ -256,31 +256,40 @@ def test_the_library_names_the_parameter_not_the_flag() -> None:
 
 
 @pytest.mark.parametrize(
-    ("pairs", "params"),
+    ("tier", "pairs", "params"),
     [
-        (["epochs=3", "lr=5e-5", "name=tiny"], {"epochs": 3, "lr": 5e-5, "name": "tiny"}),
-        (["balanced=false", "x=TRUE", "y=None"], {"balanced": False, "x": True, "y": None}),
-        ([" C = 2"], {"C": 2}),
-        (["path=a=b"], {"path": "a=b"}),
-        (["n=1", "n=2"], {"n": 2}),
-        ([], {}),
+        ("transformer", ["epochs=3", "lr=5e-5", "base=tiny"],
+         {"epochs": 3, "lr": 5e-5, "base": "tiny"}),
+        ("transformer", ["grad_checkpointing=TRUE", "best_epoch=false", "train_bf16=None"],
+         {"grad_checkpointing": True, "best_epoch": False, "train_bf16": None}),
+        ("linear", [" C = 2"], {"C": 2.0}),
+        ("transformer", ["base=a=b"], {"base": "a=b"}),
+        ("transformer", ["epochs=1", "epochs=2"], {"epochs": 2}),
+        ("transformer", ["base=123", "lora_alpha=16"], {"base": "123", "lora_alpha": 16}),
+        ("linear", [], {}),
     ],
     ids=["numbers-and-text", "constants-any-case", "key-stripped", "first-equals", "last-wins",
-         "none"],
+         "declared-type-not-guessed", "none"],
 )  # fmt: skip
-def test_parse_params_reads_values_as_they_mean(pairs: list[str], params: dict[str, Any]) -> None:
-    assert parse_params(pairs) == params
+def test_param_pairs_read_values_as_their_fields_declare(
+    tier: str, pairs: list[str], params: dict[str, Any]
+) -> None:
+    got = tier_options(tier, {}, pairs)
+    assert got == params
+    assert [type(v) for v in got.values()] == [type(v) for v in params.values()]
 
 
 @pytest.mark.parametrize("pair", ["C", "=3", " =3"], ids=["no-equals", "no-key", "blank-key"])
-def test_parse_params_refuses_a_pair_without_a_key(pair: str) -> None:
-    with pytest.raises(UsageError, match=r"--param expects KEY=VALUE, got") as caught:
-        parse_params([pair])
+def test_param_pairs_refuse_a_pair_without_a_key(pair: str) -> None:
+    with pytest.raises(UsageError, match=r"^param expects KEY=VALUE, got") as caught:
+        tier_options("linear", {}, [pair])
     assert caught.value.param == "param"
+    assert in_flags(caught.value).startswith("--param expects KEY=VALUE, got")  # the CLI's words
 
 
 def test_parse_params_is_not_in_the_library() -> None:
     import importlib
 
     # the package itself: tinyjudge.distill may name the function once it was looked up
-    assert "parse_params" not in importlib.import_module("tinyjudge.distill").__all__
+    face = importlib.import_module("tinyjudge.distill").__all__
+    assert "parse_params" not in face and "tier_options" not in face

@@ -55,14 +55,17 @@ JUDGE = ["judge", "{d}/items.jsonl", "--rubric", "compliance", "--replay", "{d}/
          r"--n-boot must be <= 100000, got 1000000000; allowed: \[1, 100000\]"),
         (["distill", "{d}/items.jsonl", "{d}/labels.jsonl", "--rubric", "compliance",
           "--source", "judge:gpt-4", "--tier", "linear", "--out", "{d}/m", "--param", "C=-1"],
-         r"C must be > 0, got -1; allowed: \(0, 1e\+09\]"),
+         r"--c must be > 0, got -1.0; allowed: \(0, 1e\+09\]"),  # a float, as C is
         (["distill", "{d}/items.jsonl", "{d}/labels.jsonl", "--rubric", "compliance",
           "--source", "judge:gpt-4", "--tier", "linear", "--out", "{d}/m", "--param", "C=nan"],
-         r"C must be a finite number"),
+         r"--c must be a finite number"),
+        (["distill", "{d}/items.jsonl", "{d}/labels.jsonl", "--rubric", "compliance",
+          "--source", "judge:gpt-4", "--tier", "linear", "--out", "{d}/m", "--c", "-1"],
+         r"--c must be > 0, got -1"),
     ],
     ids=["body-nan", "body-inf", "wait-negative", "reply-inf", "temperature-nan",
          "temperature-3", "price-nan", "price-negative", "price-out-inf", "max-tokens-negative",
-         "timeout-nan", "n-boot-1e9", "param-C-negative", "param-C-nan"],
+         "timeout-nan", "n-boot-1e9", "param-C-negative", "param-C-nan", "flag-C-negative"],
 )  # fmt: skip
 def test_bad_numbers_are_one_line_before_any_work(files: Path, args: list[str], match: str) -> None:
     done = run_tinyjudge(*(a.format(d=files) for a in args))

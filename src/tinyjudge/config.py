@@ -27,13 +27,22 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import types
 import typing
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, Literal, TypeVar, get_args, get_origin
 
 from tinyjudge.errors import UsageError
 
-__all__ = ["Config", "option", "field_help", "field_range", "field_types", "choices_of"]
+__all__ = [
+    "Config",
+    "option",
+    "field_help",
+    "field_range",
+    "field_types",
+    "choices_of",
+    "plain_type",
+]
 
 C = TypeVar("C", bound="Config")
 
@@ -84,6 +93,15 @@ def choices_of(tp: Any) -> tuple[Any, ...] | None:
         if get_origin(arg) is Literal:
             return get_args(arg)
     return None
+
+
+def plain_type(tp: Any) -> tuple[Any, bool]:
+    """``X | None`` -> ``(X, True)``; anything else -> ``(tp, False)``."""
+    if get_origin(tp) in (typing.Union, types.UnionType):
+        args = [a for a in get_args(tp) if a is not type(None)]
+        if len(args) == 1:
+            return args[0], True
+    return tp, False
 
 
 def _bounds_text(low: float | None, high: float | None) -> str:

@@ -81,11 +81,11 @@ def test_distill_then_score(files: Path, tmp_path: Path) -> None:
         ),
         (
             ["--source", "judge:gpt-4", "--rubric", "compliance", "--param", "depth=3"],
-            r"unknown option\(s\) \['depth'\] for the linear tier",
+            r"unknown option 'depth' for the linear tier",
         ),
         (
             ["--source", "judge:gpt-4", "--rubric", "compliance", "--param", "C=abc"],
-            r"option C='abc' for the linear tier: expected a number",
+            r"--c must be a number for the linear tier, got 'abc'",
         ),
         (["--source", "judge:gpt-4", "--rubric", "compliance", "--param", "C"], "KEY=VALUE"),
     ],

@@ -223,8 +223,8 @@ def test_serve_honours_the_view(worst_linear: LinearRM, sycon_set: TrainingSet) 
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({"max_length": 64.5}, r"max_length=64\.5 .* expected a whole number"),
-        ({"lr": "fast"}, r"lr='fast' .* expected a number"),
+        ({"max_length": 64.5}, r"max_length must be a whole number .*got 64\.5"),
+        ({"lr": "fast"}, r"lr must be a number .*got 'fast'"),
     ],
     ids=["fraction-for-a-count", "text-for-a-rate"],
 )

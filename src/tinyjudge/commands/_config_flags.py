@@ -13,17 +13,16 @@ from __future__ import annotations
 import enum
 import functools
 import inspect
-import types
-import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import MISSING, fields
 from typing import Any, TypeVar, get_args, get_origin
 
 import typer
 
 from tinyjudge.config import Config, choices_of, field_help, field_types
+from tinyjudge.config import plain_type as _plain
 
-__all__ = ["config_flags", "flag_of", "DERIVED"]
+__all__ = ["config_flags", "kind_flags", "kinds_of", "flag_of", "DERIVED"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -32,17 +31,8 @@ DERIVED: set[str] = set()
 
 
 def flag_of(name: str) -> str:
-    """The flag a config field is shown as: ``n_boot`` -> ``--n-boot``."""
-    return "--" + name.replace("_", "-")
-
-
-def _plain(tp: Any) -> tuple[Any, bool]:
-    """``X | None`` -> ``(X, True)``; anything else -> ``(tp, False)``."""
-    if get_origin(tp) in (typing.Union, types.UnionType):
-        args = [a for a in get_args(tp) if a is not type(None)]
-        if len(args) == 1:
-            return args[0], True
-    return tp, False
+    """The flag a config field is shown as: ``n_boot`` -> ``--n-boot``, ``C`` -> ``--c``."""
+    return "--" + name.replace("_", "-").lower()
 
 
 def _parameter(cls: type[Config], name: str) -> inspect.Parameter:
@@ -86,24 +76,69 @@ def config_flags(cls: type[Config], *, skip: tuple[str, ...] = ()) -> Callable[[
     """
     names = [f.name for f in fields(cls) if f.name not in skip]
     DERIVED.update(names)
+    return _adding([_parameter(cls, n) for n in names], "config", cls.__name__, lambda v: cls(**v))
+
+
+def kind_flags(classes: Sequence[type[Config]]) -> Callable[[F], F]:
+    """Give a command one flag per field of any of ``classes``, and ``options=`` of those given.
+
+    For a stage with kinds, each with its config (distill's tiers): a field the
+    kinds share is one flag. Every flag is unset by default (the kind's own
+    default, or a rubric's, applies), and the command gets ``options``, a dict
+    of the flags given, to build the chosen kind's config with; which kinds have
+    a field is :func:`kinds_of`'s to say.
+    """
+    first: dict[str, type[Config]] = {}
+    for cls in classes:
+        for f in fields(cls):
+            first.setdefault(f.name, cls)
+    DERIVED.update(first)
+    params = []
+    for name, cls in first.items():
+        p = _parameter(cls, name)
+        info = p.default
+        info.default = None
+        info.help = f"{info.help} ({', '.join(kinds_of(classes, name))})"
+        params.append(p.replace(annotation=p.annotation | None))
+
+    def given(values: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in values.items() if v is not None}
+
+    return _adding(params, "options", "its kinds' configs", given)
+
+
+def kinds_of(classes: Sequence[type[Config]], name: str) -> list[str]:
+    """The kinds (``LinearConfig`` -> ``linear``) among ``classes`` with a field ``name``."""
+    return [
+        c.__name__.removesuffix("Config").lower()
+        for c in classes
+        if name in {f.name for f in fields(c)}
+    ]
+
+
+def _adding(
+    params: list[inspect.Parameter], target: str, what: str, build: Callable[[dict[str, Any]], Any]
+) -> Callable[[F], F]:
+    """A decorator adding ``params`` to a command and passing ``target=build(their values)``."""
+    names = [p.name for p in params]
 
     def wrap(fn: F) -> F:
         sig = inspect.signature(fn)
-        own = [p for p in sig.parameters.values() if p.name != "config"]
+        own = [p for p in sig.parameters.values() if p.name != target]
         clash = {p.name for p in own} & set(names)
         if clash:
             raise TypeError(
-                f"{fn.__name__}: options both in the signature and {cls.__name__}: {sorted(clash)}"
+                f"{fn.__name__}: options both in the signature and {what}: {sorted(clash)}"
             )
-        params = own + [_parameter(cls, n) for n in names]
+        every = own + params
 
         @functools.wraps(fn)
         def command(**kwargs: Any) -> Any:
             values = {n: _value(kwargs.pop(n)) for n in names}
-            return fn(config=cls(**values), **kwargs)
+            return fn(**{target: build(values)}, **kwargs)
 
-        command.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
-        command.__annotations__ = {p.name: p.annotation for p in params}
+        command.__signature__ = sig.replace(parameters=every)  # type: ignore[attr-defined]
+        command.__annotations__ = {p.name: p.annotation for p in every}
         return command  # type: ignore[return-value]
 
     return wrap

@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from tinyjudge._people_methods import DEFAULT_PEOPLE_METHOD, PEOPLE_METHODS
+from tinyjudge.distill import LinearConfig, ProbeConfig, TierConfig, TransformerConfig
+from tinyjudge.errors import UsageError
 from tinyjudge.exploit import HardenConfig
 
 from ._bars import progress_bars, quiet_option, shows_bars
-from ._config_flags import config_flags
+from ._config_flags import config_flags, flag_of, kind_flags, kinds_of
 from ._io import err, out, read_label_files, resolve_rubric
-from ._params import parse_params
 
-__all__ = ["command"]
+__all__ = ["command", "tier_options"]
+
+# the tiers whose options are flags (encoder: the transformer tier's first name)
+TIER_CONFIGS: dict[str, type[TierConfig]] = {
+    "linear": LinearConfig,
+    "probe": ProbeConfig,
+    "transformer": TransformerConfig,
+    "encoder": TransformerConfig,
+}
 
 _HUMAN_METHODS_HELP = (
     " | ".join(f"{name} ({how.brief})" for name, how in PEOPLE_METHODS.items())
@@ -24,22 +34,29 @@ _HUMAN_METHODS_HELP = (
 
 
 @config_flags(HardenConfig, skip=("harden",))
+@kind_flags([LinearConfig, ProbeConfig, TransformerConfig])
 def command(
     items: Path = typer.Argument(..., help="items.jsonl"),
     labels: list[Path] = typer.Argument(
         ..., help="labels.jsonl file(s) (any sources; --source and --human pick)"
     ),
-    source: str = typer.Option(..., "--source", help="the teacher, e.g. judge:gpt-4"),
-    rubric: str = typer.Option(..., "--rubric", help="rubric name or .yaml path"),
+    source: str = typer.Option(
+        None, "--source", help="the teacher, e.g. judge:gpt-4 (default: the labels' one)"
+    ),
+    rubric: str = typer.Option(
+        None, "--rubric", help="rubric name or .yaml path (default: the teacher's labels')"
+    ),
     tier: str = typer.Option(
         "linear",
         "--tier",
-        help="linear | probe | transformer (any encoder or decoder --param base=)",
+        help="linear | probe | transformer (any encoder or decoder: --base)",
     ),
     group_by: str = typer.Option(None, "--group-by", help="split key, e.g. metadata.prompt_id"),
     val_fraction: float = typer.Option(0.2, "--val-fraction", help="share held out"),
     name: str = typer.Option(None, "--name", help="model name (labels get rm:<name>)"),
-    param: list[str] = typer.Option([], "--param", help="tier option KEY=VALUE, repeatable"),
+    param: list[str] = typer.Option(
+        [], "--param", help="a tier option as KEY=VALUE (--param lora_r=16 is --lora-r 16)"
+    ),
     out_dir: Path = typer.Option(..., "--out", help="model directory to write"),
     human: str = typer.Option(
         None, "--human", help="people's labels too (e.g. human:final): learn to predict them"
@@ -61,6 +78,7 @@ def command(
     ),
     *,
     config: HardenConfig,
+    options: dict[str, Any],
 ) -> None:
     """Distill a source's labels (and, with --human, people's) into a small reward model.
 
@@ -75,11 +93,11 @@ def command(
     from rich.logging import RichHandler
 
     from tinyjudge.datasets.jsonl import read_items
-    from tinyjudge.distill import SplitWarning, check_params, distill
+    from tinyjudge.distill import SplitWarning, distill
     from tinyjudge.distill.hf import is_main_process, wait_for_everyone
 
-    params = parse_params(param)
-    check_params(params)  # before any file is read: C=-1 is one line, not a traceback later
+    # before any file is read: C=-1 is one line, not a traceback later
+    tier_opts = tier_options(tier, options, param)
     main = is_main_process()
     if main and not quiet:
         # Training progress (epochs, loss) is logged by the transformer tier; show it live.
@@ -91,9 +109,9 @@ def command(
 
         transformers_logging.set_verbosity_error()  # one rank reports (its load report too)
     item_list, label_list = read_items(items), read_label_files(labels)
-    rub = resolve_rubric(rubric)
+    rub = None if rubric is None else resolve_rubric(rubric)
     bars = main and shows_bars(quiet)
-    status = err.status(f"distilling {source} into a {tier} model...")
+    status = err.status(f"distilling {source or 'the labels'} into a {tier} model...")
     with (
         status if bars else contextlib.nullcontext(),
         progress_bars(quiet or not main),
@@ -114,7 +132,7 @@ def command(
             human_weight=human_weight,
             raters=rater,
             harden=_hardening(config, harden),
-            **params,
+            **tier_opts,
         )
         if main:
             result.model.save(out_dir)
@@ -128,6 +146,7 @@ def command(
         else:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     v = result.validation
+    source = result.model.card_["teacher_source"]
     out.print(
         f"{result.model.name} ({tier}): trained on {result.n_train}, validated on {result.n_val}"
         f" ({result.n_unscored} unscored labels left out) -> {out_dir}"
@@ -162,6 +181,33 @@ def command(
                 f"  agreement with {src} on {v[f'n_val_{who}']} held-out items: accuracy "
                 f"{v[f'accuracy_vs_{who}']:.3f}, Cohen's kappa {v[f'cohen_kappa_vs_{who}']:.3f}"
             )
+
+
+def tier_options(tier: str, flags: dict[str, Any], pairs: list[str]) -> dict[str, Any]:
+    """The tier's options from its flags and ``--param KEY=VALUE`` pairs, checked.
+
+    A flag of another tier is refused naming the flag and the tiers it belongs
+    to; a ``--param`` value is read as its field's declared type. The options are
+    checked as the tier's config checks them (the rubric's defaults come later).
+
+    Raises:
+        UsageError: a flag of another tier, a pair without a key, an unknown
+            option, a value of the wrong kind or out of range (naming the field).
+    """
+    cls = TIER_CONFIGS.get(tier)
+    if cls is None:
+        return {**flags, **LinearConfig.from_pairs(pairs)}  # distill names the unknown tier
+    classes = list(dict.fromkeys(TIER_CONFIGS.values()))
+    for name in flags:
+        if name not in {f.name for f in fields(cls)}:
+            owners = " and ".join(kinds_of(classes, name))
+            raise UsageError(
+                f"{flag_of(name)} is an option of the {owners} tier, not of --tier {tier}",
+                param=name,
+            )
+    given = {**flags, **cls.from_pairs(pairs)}
+    cls.options(**given)
+    return given
 
 
 def _hardening(config: HardenConfig, harden: bool) -> HardenConfig | None:

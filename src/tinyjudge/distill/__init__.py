@@ -9,27 +9,57 @@ Hugging Face seam (codecs, trainer, devices) is :mod:`tinyjudge.distill.hf`.
 
 from __future__ import annotations
 
-from tinyjudge._faces import callable_package
+from typing import TYPE_CHECKING
 
-from ._base import RewardModel
-from ._data import (
-    TrainingSet,
-    group_keys,
-    grouped_split,
-    own_verdicts,
-    training_set,
-)
-from ._distill import DistillResult, Hardening, agreement, distill, score_file
-from ._ensemble import EnsembleRM, ensemble_fit
-from ._linear import LinearRM
-from ._load import TIERS, check_model_dir, check_params, load_model, make_model
-from ._merge import export_merged
-from ._multi import fit_multi_rubric
-from ._onnx import ExportReport, export_onnx
-from ._probe import ProbeRM
-from ._split_checks import SplitWarning
-from ._text import item_views
-from ._transformer import EncoderRM, TransformerConfig, TransformerRM
+from tinyjudge._faces import callable_package, lazy_names
+
+# The tiers' configs are light (no scikit-learn, no torch): the CLI derives its flags
+# from them when it starts. The rest loads on first use (PEP 562).
+from ._configs import EnsembleConfig, LinearConfig, ProbeConfig, TierConfig, TransformerConfig
+
+if TYPE_CHECKING:
+    from ._base import RewardModel
+    from ._data import (
+        TrainingSet,
+        group_keys,
+        grouped_split,
+        own_verdicts,
+        training_set,
+    )
+    from ._distill import DistillResult, Hardening, agreement, distill, score_file
+    from ._ensemble import EnsembleRM, ensemble_fit
+    from ._linear import LinearRM
+    from ._load import TIERS, check_model_dir, load_model, make_model, tier_config
+    from ._merge import export_merged
+    from ._multi import fit_multi_rubric
+    from ._onnx import ExportReport, export_onnx
+    from ._probe import ProbeRM
+    from ._split_checks import SplitWarning
+    from ._text import item_views
+    from ._transformer import EncoderRM, TransformerRM
+
+_LAZY = {
+    "RewardModel": "._base",
+    **dict.fromkeys(
+        ["TrainingSet", "group_keys", "grouped_split", "own_verdicts",
+         "training_set"], "._data",
+    ),
+    **dict.fromkeys(
+        ["DistillResult", "Hardening", "agreement", "distill", "score_file"], "._distill"
+    ),
+    **dict.fromkeys(["EnsembleRM", "ensemble_fit"], "._ensemble"),
+    "LinearRM": "._linear",
+    **dict.fromkeys(
+        ["TIERS", "check_model_dir", "load_model", "make_model", "tier_config"], "._load"
+    ),
+    "export_merged": "._merge",
+    "fit_multi_rubric": "._multi",
+    **dict.fromkeys(["ExportReport", "export_onnx"], "._onnx"),
+    "ProbeRM": "._probe",
+    "SplitWarning": "._split_checks",
+    "item_views": "._text",
+    **dict.fromkeys(["EncoderRM", "TransformerRM"], "._transformer"),
+}  # fmt: skip
 
 __all__ = [
     "RewardModel",
@@ -41,6 +71,10 @@ __all__ = [
     "ProbeRM",
     "TransformerRM",
     "TransformerConfig",
+    "LinearConfig",
+    "ProbeConfig",
+    "EnsembleConfig",
+    "TierConfig",
     "EncoderRM",
     "fit_multi_rubric",
     "export_onnx",
@@ -48,7 +82,7 @@ __all__ = [
     "ExportReport",
     "TIERS",
     "make_model",
-    "check_params",
+    "tier_config",
     "load_model",
     "check_model_dir",
     "distill",
@@ -64,4 +98,5 @@ __all__ = [
 ]
 
 
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)
 callable_package(__name__, "distill")

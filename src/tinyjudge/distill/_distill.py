@@ -14,8 +14,9 @@ from tinyjudge.records import Item, Label, unique_ids
 from tinyjudge.rubric import Rubric, load_rubric
 
 from ._base import RewardModel, batched
+from ._configs import TierConfig
 from ._data import grouped_split, training_set
-from ._load import make_model
+from ._load import TIERS, tier_config
 from ._people import DEFAULT_PEOPLE_METHOD, fit_with_people, people_targets
 from ._split_checks import check_split
 from ._transformer import TransformerRM
@@ -24,7 +25,7 @@ from .hf import is_main_process
 if TYPE_CHECKING:
     from tinyjudge.datasets.jsonl import KeptLabels
 
-__all__ = ["DistillResult", "Hardening", "distill", "agreement", "score_file"]
+__all__ = ["DistillResult", "Hardening", "distill", "teacher_of", "agreement", "score_file"]
 
 
 class Hardening(Protocol):
@@ -72,9 +73,9 @@ def agreement(teacher: Sequence[str], student: Sequence[str]) -> dict[str, float
 def distill(
     items: Sequence[Item],
     labels: Sequence[Label],
-    source: str,
-    rubric: Rubric | str,
-    tier: str = "linear",
+    source: str | None = None,
+    rubric: Rubric | str | None = None,
+    tier: str | None = None,
     group_by: str | None = None,
     val_fraction: float = 0.2,
     seed: int = 0,
@@ -83,9 +84,16 @@ def distill(
     human_weight: float | None = None,
     raters: Sequence[str] = (),
     harden: Hardening | None = None,
-    **params: Any,
+    config: TierConfig | None = None,
+    name: str | None = None,
+    **options: Any,
 ) -> DistillResult:
     """Fit a reward model on ``source``'s labels and validate it on held-out groups.
+
+    ``distill(items, labels).model`` is enough when the labels hold one teacher
+    (besides ``human``) under one rubric; the tier follows from ``config``
+    (``config=TransformerConfig(lora_r=16)``), or is named with its options as
+    keywords (``tier="probe", C=1.0``), linear when neither is given.
 
     The saved model is the one fitted on the training split, so the validation
     figures in its model card describe exactly that model. A validation split of
@@ -98,9 +106,12 @@ def distill(
     Args:
         items: the items the labels refer to.
         labels: labels of any sources; only ``source``'s are used.
-        source: the teacher, e.g. ``judge:gpt-4``.
-        rubric: the rubric (or its name) the labels were written under.
-        tier: ``linear``, ``probe`` or ``transformer`` (``encoder``, its first name).
+        source: the teacher, e.g. ``judge:gpt-4`` (default: the labels' one source
+            other than ``human`` and ``raters``).
+        rubric: the rubric (or its name) the labels were written under (default:
+            the teacher's labels' one rubric, built in).
+        tier: ``linear``, ``probe`` or ``transformer`` (``encoder``, its first name);
+            default: ``config``'s tier, else ``linear``.
         group_by: a dotted key (``metadata.prompt_id``) kept on one side of the split.
         val_fraction: share of groups held out.
         seed: the split's seed.
@@ -116,9 +127,23 @@ def distill(
             validation split flips under ``harden_bound``; its ``ensemble=K``
             fits K members and serves their mean minus ``ensemble_risk`` spreads.
             The card gets the record under ``harden``.
-        **params: options of the tier's estimator (e.g. ``epochs=3`` for ``transformer``).
+        config: the tier's options whole (:class:`LinearConfig`, :class:`ProbeConfig`,
+            :class:`TransformerConfig`), used as given.
+        name: the model's name (its labels get source ``rm:<name>``).
+        **options: fields of the tier's config (``epochs=3`` for ``transformer``), over
+            ``config``, else over the rubric's ``reward_model.params`` for the tier.
+
+    Raises:
+        UsageError: more than one teacher or rubric among the labels (pass
+            ``source``/``rubric``), an option not of the tier or out of range.
     """
-    rubric = load_rubric(rubric)
+    source, rubric = teacher_of(labels, source, rubric, (human, *raters))
+    tier = tier or (config.tier if config is not None else "linear")
+    tier_options = tier_config(tier, rubric, config, **options)
+
+    def new_model() -> RewardModel:
+        return TIERS[tier](rubric, name, config=tier_options)
+
     if human is not None:
         if harden is not None and (harden.harden or harden.ensemble > 1):
             raise UsageError(
@@ -126,8 +151,8 @@ def distill(
                 param="harden",
             )
         return _distill_with_people(
-            items, labels, source, rubric, tier, group_by, val_fraction, seed,
-            (human, human_method, human_weight, tuple(raters)), params,
+            items, labels, source, rubric, group_by, val_fraction, seed,
+            (human, human_method, human_weight, tuple(raters)), new_model,
         )  # fmt: skip
     ts = training_set(items, labels, source, rubric)
     train, val = grouped_split(ts.items, group_by, val_fraction, seed)
@@ -135,7 +160,7 @@ def distill(
     val_items = [ts.items[i] for i in val]
 
     def fit(fit_items: list[Item], Y: np.ndarray) -> RewardModel:
-        one = make_model(tier, rubric, **params)
+        one = new_model()
         if isinstance(one, TransformerRM):  # scored after each epoch, the best epoch kept
             return one.fit(fit_items, Y, eval_set=(val_items, ts.y_soft[val]))
         return one.fit(fit_items, Y)
@@ -176,17 +201,53 @@ def distill(
     return DistillResult(model, validation, n_train, len(val), ts.n_unscored, ts.n_no_item)
 
 
+def teacher_of(
+    labels: Sequence[Label],
+    source: str | None,
+    rubric: Rubric | str | None,
+    others: Sequence[str | None] = (),
+) -> tuple[str, Rubric]:
+    """The teacher and its rubric: those given, else the labels' one of each.
+
+    ``source`` defaults to the one source among the labels (under ``rubric`` when
+    given) that is not in ``others`` (people's sources, when they are learnt too);
+    ``rubric`` to the one rubric the teacher's labels were written under.
+
+    Raises:
+        UsageError: none or several of either among the labels, naming them.
+    """
+    if source is None:
+        under = None if rubric is None else load_rubric(rubric).id
+        found = sorted(
+            {lab.source for lab in labels if lab.source not in others}
+            if under is None
+            else {lab.source for lab in labels if lab.source not in others and lab.rubric == under}
+        )
+        if len(found) != 1:
+            said = f"{len(found)} sources ({', '.join(found[:6])})" if found else "no source"
+            raise UsageError(f"the labels hold {said}; pass the teacher as source=", param="source")
+        source = found[0]
+    if rubric is None:
+        ids = sorted({lab.rubric for lab in labels if lab.source == source})
+        if len(ids) != 1:
+            said = f"{len(ids)} rubrics ({', '.join(ids[:6])})" if ids else "no rubric"
+            raise UsageError(
+                f"the labels of {source!r} hold {said}; pass the rubric as rubric=", param="rubric"
+            )
+        rubric = ids[0]
+    return source, load_rubric(rubric)
+
+
 def _distill_with_people(
     items: Sequence[Item],
     labels: Sequence[Label],
     source: str,
     rubric: Rubric,
-    tier: str,
     group_by: str | None,
     val_fraction: float,
     seed: int,
     people: tuple[str, str, float | None, tuple[str, ...]],
-    params: dict[str, Any],
+    new_model: Callable[[], RewardModel],
 ) -> DistillResult:
     """``distill`` with people's labels: split by group, build the targets from the
     training groups alone, validate against people (and the judge) on the others."""
@@ -196,7 +257,7 @@ def _distill_with_people(
     check_split(everything.items, train, val, group_by)
     train_items = [everything.items[i] for i in train]
     pt = people_targets(train_items, labels, source, human, rubric, method, weight, raters)
-    model = fit_with_people(make_model(tier, rubric, **params), pt)
+    model = fit_with_people(new_model(), pt)
     val_items = [everything.items[i] for i in val]
     pred = dict(zip((it.id for it in val_items), model.predict(val_items), strict=True))
     validation: dict[str, Any] = {}

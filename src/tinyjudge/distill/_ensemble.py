@@ -13,7 +13,7 @@ and in the reward server's answer, so an RL loop sees the uncertainty.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -21,9 +21,10 @@ import numpy as np
 
 from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label
-from tinyjudge.rubric import Rubric
 
-from ._base import RewardModel, batched, init_common, model_rubric
+from ._base import RewardModel, batched, model_rubric
+from ._configs import EnsembleConfig
+from ._configured import Configured
 
 __all__ = ["EnsembleRM", "ensemble_fit", "MEMBERS_FILE"]
 
@@ -31,23 +32,22 @@ MEMBERS_FILE = "members.json"
 Fit = Callable[[list[Item], np.ndarray], RewardModel]
 
 
-class EnsembleRM(RewardModel):
+class EnsembleRM(Configured):
     """K reward models of one tier; mean probabilities, a score lowered by their spread.
 
     Args:
         rubric: the rubric (or its name) whose labels are the classes.
         name: the model's name; labels get source ``rm:<name>``.
-        risk: the served score is the mean score minus ``risk`` spreads (0: the mean).
+        config: an :class:`EnsembleConfig`: ``risk``, the served score is the mean
+            score minus ``risk`` spreads (0: the mean); keyword options override it.
     """
 
     tier = "ensemble"
+    config_class = EnsembleConfig
+    config: EnsembleConfig
     # name -> class of the tiers a member may be; ``_load`` fills it in with its TIERS
     # (this module sits below it: no import circle)
-    member_tiers: ClassVar[dict[str, type[RewardModel]]] = {}
-
-    def __init__(self, rubric: Rubric | str, name: str | None = None, risk: float = 0.0) -> None:
-        init_common(self, rubric, name)
-        self.risk = risk
+    member_tiers: ClassVar[Mapping[str, type[RewardModel]]] = {}
 
     def set_members(self, members: Sequence[RewardModel]) -> EnsembleRM:
         """Use ``members`` (fitted, one rubric) as this ensemble's; returns self."""
@@ -57,7 +57,7 @@ class EnsembleRM(RewardModel):
         self.classes_ = list(self.rubric.label_names)
         first = dict(getattr(self.members_[0], "card_", {}))
         self.card_ = {**first, "ensemble": {"k": len(members), "tier": members[0].tier,
-                                            "risk": self.risk}}  # fmt: skip
+                                            "risk": self.config.risk}}  # fmt: skip
         return self
 
     def member_probas(self, items: Sequence[Item]) -> np.ndarray:
@@ -108,7 +108,7 @@ class EnsembleRM(RewardModel):
         scores = self._positive_scores(members)
         mean, spread = scores.mean(axis=0), scores.std(axis=0)
         for lab, m, s, row in zip(labels, mean, spread, scores.T, strict=True):
-            lab.score = float(max(0.0, m - self.risk * s))
+            lab.score = float(max(0.0, m - self.config.risk * s))
             lab.raw = {
                 "spread": float(s),
                 "mean": float(m),

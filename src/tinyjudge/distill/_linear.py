@@ -20,8 +20,10 @@ from tinyjudge.errors import ModelDirError
 from tinyjudge.records import Item
 from tinyjudge.rubric import Rubric
 
-from ._base import RewardModel, class_balance, init_common, model_rubric
+from ._base import RewardModel, class_balance, model_rubric
 from ._charhash import CharNgramCounter, tally
+from ._configs import LinearConfig
+from ._configured import Configured
 from ._text import View, item_views, opening
 
 __all__ = ["LinearRM", "TextFeatures", "SoftLogistic"]
@@ -275,41 +277,27 @@ class SoftLogistic:
         return head
 
 
-class LinearRM(RewardModel):
+class LinearRM(Configured):
     """TF-IDF features of the reply, its opening and the request, with logistic regression.
 
     Args:
         rubric: the rubric (or its name) whose labels are the classes.
         name: the model's name; labels get source ``rm:<name>``.
-        C: inverse regularisation strength.
-        opening_chars: how much of the reply's start gets character n-grams.
-        max_features: the vocabulary cap per view.
-        balanced: weight classes to equal total mass (rare labels count as much).
+        config: a :class:`LinearConfig` (``C``, ``opening_chars``, ``max_features``,
+            ``balanced``); keyword options override its fields.
     """
 
     tier = "linear"
-
-    def __init__(
-        self,
-        rubric: Rubric | str = "compliance",
-        name: str | None = None,
-        C: float = 10.0,
-        opening_chars: int = 150,
-        max_features: int = 50000,
-        balanced: bool = True,
-    ):
-        init_common(self, rubric, name)
-        self.balanced = balanced
-        self.C = C
-        self.opening_chars = opening_chars
-        self.max_features = max_features
+    config_class = LinearConfig
+    config: LinearConfig
 
     def _fit(self, items: list[Item], Y: np.ndarray, sample_weight: np.ndarray) -> None:
         _refuse_pairwise(items, self.tier)
+        c = self.config
         self.features_ = TextFeatures(
-            self.opening_chars, self.max_features, view=self.view, rubric=self.rubric
+            c.opening_chars, c.max_features, view=self.view, rubric=self.rubric
         ).fit(items)
-        self.head_ = SoftLogistic(C=self.C, balanced=self.balanced).fit(
+        self.head_ = SoftLogistic(C=c.C, balanced=c.balanced).fit(
             self.features_.transform(items), Y, sample_weight
         )
 

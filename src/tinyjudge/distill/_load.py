@@ -1,33 +1,31 @@
-"""Build a tier by name, and load any saved model directory."""
+"""Build a tier by name (its config, then the model), and load any saved model directory."""
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
 import os
-import typing
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from tinyjudge._model_dir import META_FILE, check
-from tinyjudge._numbers import check_number
 from tinyjudge.datasets.jsonl import describe_validation_error
 from tinyjudge.errors import ModelDirError, TinyjudgeError, UsageError
 from tinyjudge.rubric import Rubric, load_rubric
 
 from ._base import RewardModel
+from ._configs import TierConfig
+from ._configured import Configured
 from ._ensemble import EnsembleRM
 from ._linear import LinearRM
 from ._probe import ProbeRM
 from ._transformer import EncoderRM, TransformerRM
 from .hf import check_hf_dir
 
-__all__ = ["TIERS", "PARAM_RANGES", "make_model", "check_params", "check_model_dir", "load_model"]
+__all__ = ["TIERS", "tier_config", "make_model", "check_model_dir", "load_model"]
 
 # name -> class; the probe and transformer classes import torch only when used.
-TIERS: dict[str, type[RewardModel]] = {
+TIERS: dict[str, type[Configured]] = {
     "linear": LinearRM,
     "probe": ProbeRM,
     "transformer": TransformerRM,
@@ -37,105 +35,50 @@ TIERS: dict[str, type[RewardModel]] = {
 EnsembleRM.member_tiers = TIERS
 
 
-def _options(cls: type[RewardModel]) -> dict[str, Any]:
-    """A tier's options and their defaults: its config's fields, else its signature."""
-    config = getattr(cls, "config_class", None)
-    if config is not None:
-        return {f.name: f.default for f in dataclasses.fields(config)}
-    signature = inspect.signature(cls).parameters
-    return {k: p.default for k, p in signature.items() if k != "rubric"}
+def tier_config(
+    tier: str, rubric: Rubric | str, config: TierConfig | None = None, **options: Any
+) -> TierConfig:
+    """The named tier's config, as ``distill`` fits it.
 
-
-def _list_options(cls: type[RewardModel]) -> set[str]:
-    """The options typed as lists, which also take a comma-separated string."""
-    config = getattr(cls, "config_class", None)
-    if config is None:
-        return set()
-    hints = typing.get_type_hints(config)
-    return {k for k, t in hints.items() if "list[" in str(t) or typing.get_origin(t) is list}
-
-
-def make_model(tier: str, rubric: Rubric | str, **params: Any) -> RewardModel:
-    """A new, unfitted reward model of the named tier.
-
-    Options not given come from the rubric's ``reward_model.params[tier]`` (for
-    the transformer tier also those under its first name, ``encoder``), then
-    from the tier's own defaults. An option typed as a list also takes a
-    comma-separated string (``lora_target_modules="q_proj,v_proj"``).
-    """
-    if tier not in TIERS:
-        raise UsageError(f"unknown tier {tier!r}; tiers are {sorted(TIERS)}")
-    cls = TIERS[tier]
-    rubric = load_rubric(rubric)
-    options = _options(cls)
-    allowed = sorted(set(options) | {"name"})
-    aliases = [t for t, c in TIERS.items() if issubclass(c, cls) or issubclass(cls, c)]
-    defaults: dict[str, Any] = {}
-    for name in sorted(aliases, key=lambda t: t == tier):  # the tier's own name wins
-        defaults.update(rubric.reward_model.params.get(name, {}))
-    lists = _list_options(cls)
-    given = {**defaults, **params}
-    for key in lists & set(given):
-        if isinstance(given[key], str):
-            given[key] = [part.strip() for part in given[key].split(",") if part.strip()]
-    for got, where in ((defaults, f"rubric {rubric.id}'s reward_model.params"), (params, "")):
-        unknown = sorted(set(got) - set(allowed))
-        if unknown:
-            raise UsageError(
-                f"unknown option(s) {unknown} for the {tier} tier"
-                + (f" in {where}" if where else "")
-                + f"; options: {allowed}",
-                param="params",
-            )
-    for key, value in given.items():
-        default = options.get(key)
-        if isinstance(default, bool) or default is None or default is inspect.Parameter.empty:
-            continue
-        whole = isinstance(default, int)
-        if isinstance(default, (int, float)) and (
-            isinstance(value, bool) or not isinstance(value, int if whole else (int, float))
-        ):
-            raise UsageError(
-                f"option {key}={value!r} for the {tier} tier: expected "
-                f"{'a whole number' if whole else 'a number'} (the default is {default!r})",
-                param=key,
-            )
-    check_params(given)
-    return cls(rubric, **given)
-
-
-# option -> (low, high, low_open, whole): the range of each numeric tier option
-PARAM_RANGES: dict[str, tuple[float, float, bool, bool]] = {
-    "C": (0, 1e9, True, False),
-    "opening_chars": (0, 1_000_000, False, True),
-    "max_features": (1, 100_000_000, False, True),
-    "emb_weight": (0, 1e6, False, False),
-    "max_length": (8, 1_048_576, False, True),
-    "batch_size": (1, 1_000_000, False, True),
-    "batch_items": (1, 1_000_000, False, True),
-    "epochs": (1, 100_000, False, True),
-    "lr": (0, 10, True, False),
-    "grad_accum": (1, 1_000_000, False, True),
-    "lora_r": (0, 65_536, False, True),
-    "lora_alpha": (0, 1e9, True, False),
-    "lora_dropout": (0, 1, False, False),
-}
-
-
-def check_params(params: dict[str, Any]) -> None:
-    """Every numeric tier option is finite and in its range (:data:`PARAM_RANGES`).
+    A ``config`` given is used as it is, with ``options`` over it. Without one,
+    the options sit over the rubric's ``reward_model.params[tier]`` (for the
+    transformer tier also those under its first name, ``encoder``; its own name
+    wins), over the tier's defaults. A list option also takes a comma-separated
+    string (``lora_target_modules="q_proj,v_proj"``).
 
     Raises:
-        UsageError: the first option out of range, with its value and the range.
+        UsageError: an unknown tier (``param`` ``tier``), a config of another
+            tier, an unknown option or a bad value (``param`` names it).
+        RubricError: the same in the rubric's params (the message names the rubric).
     """
-    for key, value in params.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            continue  # not a number at all: make_model names the type expected
-        if key in PARAM_RANGES:
-            low, high, low_open, whole = PARAM_RANGES[key]
-            check_number(key, value, low, high, low_open=low_open, whole=whole)
-        elif isinstance(value, float):
-            check_number(key, value)
+    if tier not in TIERS:
+        raise UsageError(
+            f"unknown tier {tier!r} (tier is one of {', '.join(sorted(TIERS))})", param="tier"
+        )
+    cls = TIERS[tier].config_class
+    if config is not None:
+        if not isinstance(config, cls):
+            raise UsageError(
+                f"a {type(config).__name__} is not the {tier} tier's config ({cls.__name__})",
+                param="tier",
+            )
+        return cls.options(config, **options)
+    rubric = load_rubric(rubric)
+    model = TIERS[tier]
+    aliases = [t for t, c in TIERS.items() if issubclass(c, model) or issubclass(model, c)]
+    return cls.over_rubric(rubric, sorted(aliases, key=lambda t: t == tier), **options)
+
+
+def make_model(
+    tier: str,
+    rubric: Rubric | str,
+    config: TierConfig | None = None,
+    name: str | None = None,
+    **options: Any,
+) -> RewardModel:
+    """A new, unfitted reward model of the named tier, with :func:`tier_config`'s config."""
+    rubric = load_rubric(rubric)
+    return TIERS[tier](rubric, name, config=tier_config(tier, rubric, config, **options))
 
 
 def check_model_dir(model_dir: str | os.PathLike[str], calibrated: bool = True) -> dict[str, Any]:

