@@ -21,10 +21,10 @@ class CalibrateConfig(Config):
 
     >>> CalibrateConfig(method="platt", n_splits=3).n_splits
     3
-    >>> CalibrateConfig(method="beta")
+    >>> CalibrateConfig(method="beta")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    tinyjudge.errors.UsageError: unknown calibration method 'beta'; choose one of ['isotonic', 'platt', 'temperature', 'vector']
+    tinyjudge.errors.UsageError: unknown calibration method 'beta'; choose one of [...]
     """
 
     method: str = option("temperature", "temperature, vector, platt or isotonic")

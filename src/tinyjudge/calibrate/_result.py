@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
-
-import os
 from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -94,7 +93,7 @@ class Calibration:
 
     @property
     def metrics(self) -> dict[str, dict[str, Interval]]:
-        """``{"before": {metric: Interval}, "after": {...}}``: held out, with bootstrap intervals."""
+        """``{"before": {metric: Interval}, "after": {...}}``, held out, with their intervals."""
 
         def typed(cis: dict[str, Any]) -> dict[str, Interval]:
             return {m: Interval(float(c.estimate), c.low, c.high) for m, c in cis.items()}
