@@ -222,7 +222,7 @@ def test_model_card_says_when_no_calibration_is_applied(xs_files, model_dir: Pat
         load_model(model_dir, calibrated=False), read_items(items_path), read_labels(labels_path),
         human="human:final", method="isotonic", group_by="metadata.prompt_id", n_boot=20,
     )  # fmt: skip
-    save_model_calibration(done, model_dir, human="human:final", group_by="metadata.prompt_id")
+    save_model_calibration(done, model_dir)
     got = done.summary()
     card = (model_dir / "README.md").read_text()
     assert "Every method on the same folds: identity NLL" in card

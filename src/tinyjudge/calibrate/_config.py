@@ -24,7 +24,7 @@ class CalibrateConfig(Config):
     >>> CalibrateConfig(method="beta")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    tinyjudge.errors.UsageError: unknown calibration method 'beta'; choose one of [...]
+    tinyjudge.errors.UsageError: unknown calibration method 'beta' (method: choose one of [...])
     """
 
     method: str = option("temperature", "temperature, vector, platt or isotonic")
@@ -43,7 +43,8 @@ class CalibrateConfig(Config):
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise UsageError(
-                f"unknown calibration method {self.method!r}; choose one of {sorted(METHODS)}",
+                f"unknown calibration method {self.method!r} (method: choose one of "
+                f"{sorted(METHODS)})",
                 param="method",
             )
         super().__post_init__()

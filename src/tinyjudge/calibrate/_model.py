@@ -56,6 +56,7 @@ def calibrate(
     human: str = "human:final",
     *,
     config: CalibrateConfig | None = None,
+    items_name: str = "the items given",
     **options: Any,
 ) -> M:
     """A new reward model: ``model`` calibrated against people's labels.
@@ -79,6 +80,7 @@ def calibrate(
         labels: labels of any sources; those of ``human`` are the targets.
         human: the human source.
         config: the options (:class:`CalibrateConfig`); keyword ``options`` over it.
+        items_name: how errors name the items (a file, for the command line).
 
     Returns:
         The calibrated model. When the method makes held-out NLL or ECE worse than
@@ -93,7 +95,7 @@ def calibrate(
     new = copy.copy(model)  # the weights are shared, never written: only these two change
     new.calibrator_ = None
     new.calibration_ = None
-    done = calibrate_model(new, items, labels, human=human, config=cfg)
+    done = calibrate_model(new, items, labels, human=human, config=cfg, items_name=items_name)
     new.calibrator_ = done.calibrator
     new.calibration_ = done
     if done.warning:

@@ -115,6 +115,10 @@ class RewardModel(ClassifierMixin, BaseEstimator):
         }
         if n_given != len(items):
             self.card_["n_left_out_inherited"] = n_given - len(items)
+        licences = {it.metadata.get("license") for it in items}
+        if licences != {None}:  # the card's licence: never guessed for items that name none
+            named = sorted(str(x) for x in licences if x is not None)
+            self.card_["licenses"] = named + ([None] if None in licences else [])
         return self
 
     def _positive_mass(self, P: np.ndarray) -> np.ndarray:
@@ -353,8 +357,8 @@ class RewardModel(ClassifierMixin, BaseEstimator):
 
     def _usage(self, model_dir: Path) -> str:
         return (
-            "```python\nfrom tinyjudge.distill import load_model\n"
-            f'rm = load_model("{model_dir.name}")\nlabels = rm.score_items(items)\n```'
+            "```python\nimport tinyjudge\n\n"
+            f'rm = tinyjudge.load_model("{model_dir.name}")\nlabels = rm.score_items(items)\n```'
         )
 
     # -- subclass hooks --------------------------------------------------------
