@@ -49,7 +49,7 @@ def split(xs: Imported) -> tuple[list[Item], list[Item]]:
 @pytest.fixture(scope="module")
 def rm(xs: Imported, split: tuple[list[Item], list[Item]]) -> RewardModel:
     train, _ = split
-    result = distill(train, xs.labels, "judge:gpt-4", "compliance", group_by=GROUP)
+    result = distill(train, xs.labels, source="judge:gpt-4", rubric="compliance", group_by=GROUP)
     return result.model
 
 

@@ -29,7 +29,7 @@ def _front(card_path: Path) -> dict:
 
 
 def test_a_saved_card_parses_as_a_hub_model_card(xs: Imported, tmp_path: Path) -> None:
-    result = distill(xs.items, xs.labels, "judge:gpt-4", "compliance", group_by=GROUP)
+    result = distill(xs.items, xs.labels, source="judge:gpt-4", rubric="compliance", group_by=GROUP)
     d = result.model.save(tmp_path / "rm")
     card = ModelCard.load(d / "README.md")
     data = card.data.to_dict()
