@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from ._fit import (
         calibrate_model,
         calibrate_source,
+        calibrate_source_methods,
         save_model_calibration,
         save_source_calibration,
         write_model_calibration,
@@ -80,8 +81,8 @@ _WHERE = {
     "._crossfit": "cross_fit CrossFitResult",
     "._data": "save_calibrator load_calibrator calibrator_state CALIBRATION_FILE probs_matrix "
     "is_one_hot",
-    "._fit": "calibrate_model calibrate_source save_model_calibration write_model_calibration "
-    "save_source_calibration",
+    "._fit": "calibrate_model calibrate_source calibrate_source_methods save_model_calibration "
+    "write_model_calibration save_source_calibration",
     "._guard": "compare_methods MethodCheck IF_WORSE",
     "._metrics": "expected_calibration_error max_calibration_error brier_score nll "
     "reliability_curve ReliabilityCurve calibration_metrics METRICS METRIC_NAMES",
@@ -99,6 +100,7 @@ __all__ = [
     "calibrate",
     "calibrate_model",
     "calibrate_source",
+    "calibrate_source_methods",
     "CalibrateConfig",
     "Calibration",
     "CALIBRATION_FILE",

@@ -45,6 +45,7 @@ from tinyjudge.records import Item, Label, index_labels, join_sources
 __all__ = [
     "calibrate_model",
     "calibrate_source",
+    "calibrate_source_methods",
     "save_model_calibration",
     "write_model_calibration",
     "save_source_calibration",
@@ -302,6 +303,25 @@ def calibrate_source(
         update = {"source": new_source, "probs": probs, "label": classes[int(row.argmax())]}
         done.labels.append(lab.model_copy(update=update | {"score": None}))
     return done
+
+
+def calibrate_source_methods(
+    labels: Sequence[Label], *, source: str, human: str, items: Sequence[Item] | None = None,
+    config: CalibrateConfig | None = None, **options: Any,
+) -> dict[str, SourceCalibration]:  # fmt: skip
+    """:func:`calibrate_source` with every method, each kept (``if_worse="keep"``) so that
+    its figures can be set side by side; ``config``'s own method is ignored.
+
+    Returns:
+        ``{method: SourceCalibration}`` in :data:`~tinyjudge.calibrate.CALIBRATORS` order.
+    """
+    from tinyjudge.calibrate._calibrators import CALIBRATORS
+
+    cfg = CalibrateConfig.from_options(config, **options).replace(if_worse="keep")
+    return {
+        m: calibrate_source(labels, source=source, human=human, items=items, config=cfg, method=m)
+        for m in CALIBRATORS
+    }
 
 
 def save_source_calibration(calibration: SourceCalibration, out_dir: Path) -> Path:
