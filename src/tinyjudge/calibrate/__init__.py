@@ -14,6 +14,7 @@ class indices and probabilities. A fitted calibrator is saved as
 :func:`calibrate_model` and :func:`calibrate_source` work on records in memory.
 
 >>> import numpy as np
+>>> from tinyjudge.calibrate import TemperatureScaling
 >>> cal = TemperatureScaling().fit(np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]]), [0, 1, 1])
 >>> float(cal.predict_proba(np.array([[0.7, 0.3]])).sum())
 1.0
