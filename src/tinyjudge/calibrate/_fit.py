@@ -196,7 +196,7 @@ def write_model_calibration(staged: ModelDirUpdate, calibration: Calibration, na
     """
     c = calibration
     if c.calibrator is not None:
-        staged.write_calibration(c.to_state())
+        staged.write_calibration(c.to_dict())
     else:
         staged.remove(CALIBRATION_FILE)
     _plot(c.crossfit, staged.path(PLOT_FILE), f"{name} against {c.human}")

@@ -38,7 +38,7 @@ class ProbabilisticModel(Protocol):
 class Calibration:
     """A fitted calibrator, what it was fitted with, and its honest before/after figures.
 
-    Two calibrations are equal when their records (:meth:`to_state`, what
+    Two calibrations are equal when their records (:meth:`to_dict`, what
     ``calibration.json`` holds) are: a model saved and loaded again carries one
     equal to the one it was saved with.
 
@@ -106,8 +106,9 @@ class Calibration:
         head = {"n": self.n, "unscored": self.unscored, "method": self.method}
         return {**head, "applied": self.applied, **crossfit_summary(self.crossfit, self.check)}
 
-    def to_state(self) -> dict[str, Any]:
-        """The record ``calibration.json`` holds (before it is bound to a model)."""
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: the record ``calibration.json`` holds (before it is bound to a model):
+        the calibrator, the people items' digest and, under ``"fit"``, what it was fitted with."""
         if self.calibrator is not None:
             state = calibrator_state(self.calibrator)
         else:
@@ -122,7 +123,7 @@ class Calibration:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Calibration):
             return NotImplemented
-        return type(self) is type(other) and self.to_state() == other.to_state()
+        return type(self) is type(other) and self.to_dict() == other.to_dict()
 
     __hash__ = None  # type: ignore[assignment]
 
