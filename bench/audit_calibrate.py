@@ -23,30 +23,29 @@ import platform
 import time
 from pathlib import Path
 
-from tinyjudge.audit.agreement import pair_labels
 from tinyjudge.audit.report import build_report
-from tinyjudge.calibrate import CALIBRATORS, cross_fit, probs_matrix
+from tinyjudge.calibrate import CALIBRATORS, calibrate_source_methods
 from tinyjudge.datasets.importers import run_import
 
 RESULTS = Path(__file__).parent / "results" / "audit_calibrate.json"
 
 
+METRICS_SHOWN = ("ece", "brier", "nll")
+
+
 def _calibration(
     labels, items, reference: str, source: str, group_by: str | None, n_boot: int = 200
 ) -> dict:
-    by_id = {it.id: it for it in items}
-    p = pair_labels(labels, reference, source)
-    mine = {lab.item_id: lab for lab in labels if lab.source == source}
-    classes = sorted(set(p.a) | {c for i in p.item_ids for c in (mine[i].probs or {})})
-    P = probs_matrix([mine[i] for i in p.item_ids], classes)
-    groups = [by_id[i].get(group_by) or i for i in p.item_ids] if group_by else None
-    out = {"n": p.n, "classes": classes}
-    for method in sorted(CALIBRATORS):
-        r = cross_fit(method, P, p.a, classes=classes, groups=groups, n_boot=n_boot)
-        out[method] = {
-            m: {"before": r.metrics_before[m].estimate, "after": r.metrics_after[m].estimate}
-            for m in ("ece", "brier", "nll")
-        }
+    """Each method's cross-fitted figures for ``source`` against ``reference`` (the library's
+    ``calibrate_source_methods``, every method side by side)."""
+    done = calibrate_source_methods(
+        labels, source=source, human=reference, items=items, group_by=group_by, n_boot=n_boot
+    )
+    first = next(iter(done.values()))
+    out: dict = {"n": first.n, "classes": first.classes}
+    for method, c in sorted(done.items()):
+        held_out = c.metrics  # {"before": {metric: Interval}, "after": {...}}
+        out[method] = {m: {k: held_out[k][m].value for k in held_out} for m in METRICS_SHOWN}
     return out
 
 

@@ -31,9 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tinyjudge.audit.agreement import pair_labels
 from tinyjudge.audit.report import build_report
-from tinyjudge.calibrate import CALIBRATORS, cross_fit, probs_matrix
+from tinyjudge.calibrate import calibrate_source_methods
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.judge import Judge
 from tinyjudge.judge.local import LOCAL_DEFAULTS, LlamaServer, default_gguf, model_name
@@ -83,20 +82,21 @@ def _run(
     return labels, perf
 
 
+METRICS_SHOWN = ("ece", "brier", "nll")
+
+
 def _calibration(labels: list, items: list, source: str) -> dict[str, Any]:
-    by_id = {it.id: it for it in items}
-    p = pair_labels(labels, "human:final", source)
-    mine = {lab.item_id: lab for lab in labels if lab.source == source}
-    classes = sorted(set(p.a) | {c for i in p.item_ids for c in (mine[i].probs or {})})
-    P = probs_matrix([mine[i] for i in p.item_ids], classes)
-    groups = [by_id[i].get("metadata.prompt_id") or i for i in p.item_ids]
-    out: dict[str, Any] = {"n": p.n, "classes": classes}
-    for method in sorted(CALIBRATORS):
-        r = cross_fit(method, P, p.a, classes=classes, groups=groups, n_boot=200)
-        out[method] = {
-            m: {"before": r.metrics_before[m].estimate, "after": r.metrics_after[m].estimate}
-            for m in ("ece", "brier", "nll")
-        }
+    """Each method's cross-fitted figures against the final human label (the library's
+    ``calibrate_source_methods``, every method side by side)."""
+    done = calibrate_source_methods(
+        labels, source=source, human="human:final", items=items,
+        group_by="metadata.prompt_id", n_boot=200,
+    )  # fmt: skip
+    first = next(iter(done.values()))
+    out: dict = {"n": first.n, "classes": first.classes}
+    for method, c in sorted(done.items()):
+        held_out = c.metrics  # {"before": {metric: Interval}, "after": {...}}
+        out[method] = {m: {k: held_out[k][m].value for k in held_out} for m in METRICS_SHOWN}
     return out
 
 

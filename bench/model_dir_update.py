@@ -92,7 +92,7 @@ def main() -> None:
             load_model(d, calibrated=False), xs.items, xs.labels, human="human:final",
             n_boot=n_boot, if_worse="keep",
         )  # fmt: skip
-        calibrate_s = timed(lambda: save_model_calibration(done, d, human="human:final"))
+        calibrate_s = timed(lambda: save_model_calibration(done, d))
         same = all(p.stat().st_ino == inodes[p.name] for p in shards)
         # what the calibrate wrote: files that are not the inodes the save left
         written = sum(

@@ -96,6 +96,33 @@ def test_calibrate_a_judge_source_writes_honest_calibrated_labels(xs_files, tmp_
     assert all(max(lab.probs.values()) < 1.0 for lab in soft)  # no longer one-hot
 
 
+@pytest.mark.parametrize("folds", ["--folds", "--n-splits"])
+def test_the_command_gives_the_librarys_calibration(
+    xs_files, model_dir: Path, tmp_path: Path, folds: str
+) -> None:
+    # the command calibrates through tinyjudge.calibrate: the model it writes carries the
+    # calibration the library gives in memory with the same options, folds under either flag
+    from tinyjudge.calibrate import CalibrateConfig, calibrate
+
+    items_path, labels_path = xs_files
+    out = tmp_path / "rm-cal"
+    proc = _tinyjudge(
+        "calibrate", model_dir, items_path, labels_path, "--human", "human:final",
+        "--group-by", "metadata.prompt_id", "--n-boot", "30", folds, "4", "--out", out,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    saved = load_model(out)
+    config = CalibrateConfig(group_by="metadata.prompt_id", n_boot=30, n_splits=4)
+    assert saved.calibration.config == config and saved.calibration.human == "human:final"
+    in_memory = calibrate(
+        load_model(model_dir, calibrated=False), read_items(items_path),
+        read_labels(labels_path), "human:final", config=config,
+    )  # fmt: skip
+    assert saved.calibration == in_memory.calibration
+    assert saved.source == in_memory.source and saved.source.endswith("+cal")
+    assert "4 folds grouped by `metadata.prompt_id`" in (out / "README.md").read_text()
+
+
 @pytest.mark.parametrize(
     ("args", "match"),
     [
@@ -222,7 +249,7 @@ def test_model_card_says_when_no_calibration_is_applied(xs_files, model_dir: Pat
         load_model(model_dir, calibrated=False), read_items(items_path), read_labels(labels_path),
         human="human:final", method="isotonic", group_by="metadata.prompt_id", n_boot=20,
     )  # fmt: skip
-    save_model_calibration(done, model_dir, human="human:final", group_by="metadata.prompt_id")
+    save_model_calibration(done, model_dir)
     got = done.summary()
     card = (model_dir / "README.md").read_text()
     assert "Every method on the same folds: identity NLL" in card

@@ -119,7 +119,7 @@ def run_demo(
             f"limit must be at least 3 (one item per split), got {limit}", param="limit"
         )
     from tinyjudge.audit.report import build_report, write_report
-    from tinyjudge.calibrate import calibrate_model, save_model_calibration
+    from tinyjudge.calibrate import CalibrationWarning, calibrate, save_model_calibration
     from tinyjudge.datasets.importers import run_import
     from tinyjudge.datasets.jsonl import write_jsonl
     from tinyjudge.distill import SplitWarning, distill, load_model
@@ -200,15 +200,18 @@ def run_demo(
 
     with _stage(console, "4. calibrate on people's labels (calibration prompts)", timings):
         calib_items = [it for it in items if split[it.id] == "calibration"]
-        fitted = calibrate_model(
-            load_model(model_dir, calibrated=False),
-            calib_items,
-            recorded,
-            human=HUMAN,
-            method=CALIBRATION,
-            group_by=GROUP,
-        )
-        save_model_calibration(fitted, model_dir, human=HUMAN, group_by=GROUP)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CalibrationWarning)  # shown below, with the figures
+            calibrated = calibrate(
+                load_model(model_dir, calibrated=False),
+                calib_items,
+                recorded,
+                human=HUMAN,
+                method=CALIBRATION,
+                group_by=GROUP,
+            )
+        fitted = calibrated.calibration_
+        save_model_calibration(fitted, model_dir)
         show_model_calibration(console, fitted, model_dir, HUMAN, model_dir)
         calibration = fitted.summary()
 

@@ -51,7 +51,7 @@ def _calibrate(model_dir: Path, xs: Imported, method: str = "temperature") -> No
         load_model(model_dir, calibrated=False), xs.items, xs.labels, human=HUMAN,
         method=method, n_boot=20, if_worse="keep",
     )  # fmt: skip
-    save_model_calibration(done, model_dir, human=HUMAN)
+    save_model_calibration(done, model_dir)
 
 
 @pytest.fixture
@@ -164,7 +164,7 @@ def test_calibrating_into_another_folder_links_the_weights(calibrated: Path, xs,
         load_model(calibrated, calibrated=False), xs.items, xs.labels, human=HUMAN,
         method="platt", n_boot=20, if_worse="keep",
     )  # fmt: skip
-    out = save_model_calibration(done, calibrated, tmp_path / "copy", human=HUMAN)
+    out = save_model_calibration(done, calibrated, tmp_path / "copy")
     assert _snapshot(calibrated) == before
     assert os.path.samefile(out / "weights.safetensors", calibrated / "weights.safetensors")
     assert type(load_calibrator(out)).__name__ != type(load_calibrator(calibrated)).__name__
@@ -193,7 +193,7 @@ def draw_then_die(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
 
 fit.reliability_diagram = draw_then_die
-save_model_calibration(done, model_dir, human="human:final")
+save_model_calibration(done, model_dir)
 """
 
 

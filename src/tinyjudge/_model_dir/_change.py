@@ -39,8 +39,10 @@ def save_model_dir(
     rubric: Rubric,
     write_files: Callable[[Path], None],
     card: Callable[[dict[str, Any]], str],
+    attach: Callable[[ModelDirUpdate], None] | None = None,
 ) -> Path:
-    """Save a model: its files, the rubric's copy, ``tinyjudge.json`` and the card, whole.
+    """Save a model: its files, the rubric's copy, ``tinyjudge.json``, the card and what
+    is attached to it (a calibration), whole.
 
     The directory is built beside ``model_dir`` and swapped in when complete: a
     failed or killed save leaves the old model as it was, and nothing of an old
@@ -53,6 +55,9 @@ def save_model_dir(
         write_files: writes the model's files into the folder it is given;
             every file it writes there is listed and hashed.
         card: the card's Markdown from the whole record.
+        attach: writes what goes beside the model (a calibration bound to its
+            identity, a plot, a card section) through the :class:`ModelDirUpdate`
+            it is given, once the model's record is known.
 
     Raises:
         ModelDirError: ``model_dir`` holds files but is not a model directory.
@@ -78,7 +83,11 @@ def save_model_dir(
         }
         write_text(tmp / CARD_FILE, card(record))
         record["attached"] = {CARD_FILE: file_sha256(tmp / CARD_FILE)}
-        write_meta(tmp, record)
+        record["sha256"] = write_meta(tmp, record)
+        if attach is not None:
+            staged = ModelDirUpdate(tmp, record, d)
+            attach(staged)
+            staged.seal()
     return d
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "calibrator_state",
     "save_calibrator",
     "load_calibrator",
+    "read_calibration_file",
 ]
 
 FORMAT = "tinyjudge.calibration/1"
@@ -116,6 +117,15 @@ def load_calibrator(model_dir: str | os.PathLike[str]) -> BaseCalibrator | None:
             not a calibration this version can read, was edited, or was fitted
             to another model.
     """
+    got = read_calibration_file(model_dir)
+    return None if got is None else got[1]
+
+
+def read_calibration_file(
+    model_dir: str | os.PathLike[str],
+) -> tuple[dict[str, Any], BaseCalibrator] | None:
+    """``MODEL_DIR/calibration.json``'s record and its fitted calibrator, checked as
+    :func:`load_calibrator` checks them; None if there is no such file."""
     path = Path(model_dir) / CALIBRATION_FILE
     if not path.exists():
         return None
@@ -138,4 +148,4 @@ def load_calibrator(model_dir: str | os.PathLike[str]) -> BaseCalibrator | None:
     except (KeyError, TypeError, ValueError, OverflowError) as e:
         raise bad(f'bad "params" for {method}: {e!r}'[:300]) from None
     check_calibration(state, model_dir)
-    return cal
+    return state, cal

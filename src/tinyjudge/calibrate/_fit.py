@@ -1,13 +1,16 @@
 """Fit a calibrator on human labels, measure it honestly (cross-fitted), save it.
 
 Two uses. A reward model's own probabilities on the human-labelled items
-(:func:`calibrate_model`, then :func:`save_model_calibration` writes
-``calibration.json`` into a model directory, which ``load_model`` applies from
-then on, and adds before/after figures to the model card). Or any label source
-that gives ``probs`` (:func:`calibrate_source`): its calibrated labels become a
-new source ``<source>+<method>`` (:func:`save_source_calibration`). A method
-that makes held-out NLL or ECE worse than no calibration is not applied unless
-asked (``if_worse``).
+(:func:`calibrate_model`; :func:`tinyjudge.calibrate.calibrate` gives the
+calibrated model itself, whose ``save`` writes ``calibration.json`` with the
+weights, and :func:`save_model_calibration` writes it into an existing model
+directory; ``load_model`` applies it from then on, and the model card gains
+before/after figures). Or any label source that gives ``probs``
+(:func:`calibrate_source`): its calibrated labels become a new source
+``<source>+<method>`` (:func:`save_source_calibration`). A method that makes
+held-out NLL or ECE worse than no calibration is not applied unless asked
+(``if_worse``). A :class:`Calibration` carries what it was fitted with (the
+human source, the :class:`CalibrateConfig`), so nothing is asked twice.
 """
 
 from __future__ import annotations
@@ -15,110 +18,42 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from tinyjudge._atomic import atomic_dir
 from tinyjudge._model_dir import (
     CALIBRATION_FILE,
+    ModelDirUpdate,
     is_model_dir,
     update_model_dir,
     write_calibration,
 )
 from tinyjudge.calibrate._calibrators import BaseCalibrator, make_calibrator
-from tinyjudge.calibrate._card import crossfit_summary, model_card_section
+from tinyjudge.calibrate._card import model_card_section
+from tinyjudge.calibrate._config import CalibrateConfig
 from tinyjudge.calibrate._crossfit import CrossFitResult
 from tinyjudge.calibrate._data import calibrator_state, probs_matrix
-from tinyjudge.calibrate._guard import IF_WORSE, MethodCheck, compare_methods
+from tinyjudge.calibrate._guard import MethodCheck, compare_methods
 from tinyjudge.calibrate._plot import reliability_diagram
+from tinyjudge.calibrate._result import Calibration, ProbabilisticModel, SourceCalibration
 from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label, index_labels, join_sources
 
 __all__ = [
-    "Calibration",
-    "SourceCalibration",
     "calibrate_model",
     "calibrate_source",
+    "calibrate_source_methods",
     "save_model_calibration",
+    "write_model_calibration",
     "save_source_calibration",
-    "model_card_section",
 ]
 
 PLOT_FILE = "calibration.png"
 # What a label source's calibration writes into its folder (all replaced together).
 SOURCE_OUTPUTS = (CALIBRATION_FILE, PLOT_FILE, "metrics.json", "labels.jsonl")
-
-
-class ProbabilisticModel(Protocol):
-    """What calibration needs of a reward model: its classes and its probabilities."""
-
-    classes_: Sequence[str]
-
-    def predict_proba(self, items: Sequence[Item]) -> np.ndarray: ...
-
-
-@dataclass
-class Calibration:
-    """A fitted calibrator and its honest (cross-fitted) before/after figures.
-
-    Attributes:
-        calibrator: fitted on every human-labelled item; None when the method made
-            held-out figures worse and ``if_worse`` was ``"identity"`` (none applied).
-        crossfit: held-out probabilities and metrics, each item measured by a
-            calibrator fitted without it.
-        check: the method against no calibration (and the other methods), held out.
-        n: items calibrated on.
-        unscored: human labels left out because they were unscored.
-        method: the calibrator's name.
-        warning: why the method was not applied (or was kept although worse); None if fine.
-        item_ids: the items whose people labels it was fitted on (their digest goes
-            into ``calibration.json``, see :mod:`tinyjudge._people_items`).
-    """
-
-    calibrator: BaseCalibrator | None
-    crossfit: CrossFitResult
-    check: MethodCheck
-    n: int
-    unscored: int
-    method: str
-    warning: str | None = None
-    item_ids: tuple[str, ...] = ()
-
-    @property
-    def applied(self) -> bool:
-        """Whether a calibrator is kept (and saved)."""
-        return self.calibrator is not None
-
-    def summary(self) -> dict[str, Any]:
-        """``n``, ``unscored``, ``method``, ``applied``, each metric before and after, the check."""
-        head = {"n": self.n, "unscored": self.unscored, "method": self.method}
-        return {**head, "applied": self.applied, **crossfit_summary(self.crossfit, self.check)}
-
-
-@dataclass
-class SourceCalibration(Calibration):
-    """A label source's calibration, with its labels recalibrated as ``<source>+<method>``."""
-
-    source: str = ""
-    human: str = ""
-    classes: list[str] = field(default_factory=list)
-    labels: list[Label] = field(default_factory=list)
-
-    def summary(self) -> dict[str, Any]:
-        """The figures written to ``metrics.json``."""
-        return {
-            "source": self.source,
-            "human": self.human,
-            "n": self.n,
-            "unscored": self.unscored,
-            "method": self.method,
-            "classes": self.classes,
-            "applied": self.applied,
-            **crossfit_summary(self.crossfit, self.check),
-        }
 
 
 def _human_targets(labels: Sequence[Label], human: str) -> tuple[dict[str, str], int]:
@@ -164,30 +99,20 @@ def check_label_counts(y: Sequence[str]) -> None:
 
 
 def _fit(
-    P: np.ndarray,
-    y: list[str],
-    classes: list[str],
-    groups: list[Any] | None,
-    method: str,
-    n_splits: int,
-    n_boot: int,
-    seed: int,
-    if_worse: str = "identity",
+    P: np.ndarray, y: list[str], classes: list[str], groups: list[Any] | None, cfg: CalibrateConfig
 ) -> tuple[BaseCalibrator | None, MethodCheck, str | None]:
     """Cross-fit for honest figures, then fit the calibrator to keep on every item.
 
-    The calibrator is ``None`` when ``method`` makes held-out NLL or ECE worse than
+    The calibrator is ``None`` when the method makes held-out NLL or ECE worse than
     no calibration and ``if_worse`` is ``"identity"`` (with a warning); ``"refuse"``
     raises instead, ``"keep"`` applies it anyway (with a warning).
     """
-    if if_worse not in IF_WORSE:
-        raise UsageError(
-            f"if_worse {if_worse!r}: choose one of {', '.join(IF_WORSE)}", param="if_worse"
-        )
+    method, if_worse = cfg.method, cfg.if_worse
     check_label_counts(y)
     check = compare_methods(
-        method, P, y, classes=classes, groups=groups, n_splits=n_splits, n_boot=n_boot, seed=seed
-    )
+        method, P, y, classes=classes, groups=groups, n_splits=cfg.n_splits, n_boot=cfg.n_boot,
+        seed=cfg.seed,
+    )  # fmt: skip
     warning = None
     if not check.ok:
         if if_worse == "refuse":
@@ -211,37 +136,34 @@ def calibrate_model(
     human_labels: Sequence[Label],
     *,
     human: str,
-    method: str = "temperature",
-    group_by: str | None = None,
-    n_splits: int = 5,
-    n_boot: int = 1000,
-    seed: int = 0,
-    if_worse: str = "identity",
+    config: CalibrateConfig | None = None,
     items_name: str = "the items given",
+    **options: Any,
 ) -> Calibration:
     """Calibrate a reward model's probabilities against human labels.
+
+    :func:`tinyjudge.calibrate.calibrate` gives the calibrated model itself; this
+    gives the :class:`Calibration` alone.
 
     Args:
         model: a reward model loaded uncalibrated (``load_model(dir, calibrated=False)``).
         items: the items to calibrate on (those people labelled are used).
         human_labels: labels of any sources; those of ``human`` are the targets.
         human: the human source, e.g. ``human:final``.
-        method: ``temperature``, ``vector``, ``platt`` or ``isotonic``.
-        group_by: an item key that cross-fitting folds never split.
-        n_splits: cross-fitting folds.
-        n_boot: bootstrap resamples per interval.
-        seed: seed of the folds and the bootstrap.
-        if_worse: when ``method`` makes held-out NLL or ECE worse than no
-            calibration: ``"identity"`` applies none (with a warning), ``"refuse"``
-            raises, ``"keep"`` applies it (with a warning).
+        config: the options (:class:`CalibrateConfig`: ``method``, ``n_splits``,
+            ``group_by`` an item key the folds never split, ``n_boot``, ``seed``,
+            ``if_worse`` when the method makes held-out NLL or ECE worse than none:
+            ``"identity"`` applies none (with a warning), ``"refuse"`` raises,
+            ``"keep"`` applies it (with a warning)).
         items_name: how errors name the items (a file, for the command line).
+        **options: fields of :class:`CalibrateConfig`, over ``config``.
 
     Raises:
-        TinyjudgeError: an unknown method, no labels from ``human``, none about
-            these items, a human label the model does not know, or a worse
+        UsageError: an unknown method or option, no labels from ``human``, none
+            about these items, a human label the model does not know, or a worse
             method with ``if_worse="refuse"``.
     """
-    make_calibrator(method)  # an unknown method fails before any work
+    cfg = CalibrateConfig.from_options(config, **options)
     targets, unscored = _human_targets(human_labels, human)
     by_id = {it.id: it for it in items}
     ids = [i for i in targets if i in by_id]
@@ -255,24 +177,43 @@ def calibrate_model(
         raise UsageError(f"{human} uses labels {unknown} that the model does not know: {classes}")
     P = model.predict_proba([by_id[i] for i in ids])
     y = [targets[i] for i in ids]
-    groups = _groups(ids, by_id, group_by)
-    cal, check, warning = _fit(P, y, classes, groups, method, n_splits, n_boot, seed, if_worse)
-    return Calibration(cal, check.result, check, len(ids), unscored, method, warning, tuple(ids))
+    groups = _groups(ids, by_id, cfg.group_by)
+    cal, check, warning = _fit(P, y, classes, groups, cfg)
+    return Calibration(
+        cal, check.result, check, len(ids), unscored, cfg.method, warning, tuple(ids),
+        human=human, config=cfg,
+    )  # fmt: skip
+
+
+def write_model_calibration(staged: ModelDirUpdate, calibration: Calibration, name: str) -> None:
+    """Write a model's calibration into its staged directory: ``calibration.json`` (or
+    remove a stale one when none is applied), ``calibration.png`` and the card's section.
+
+    Args:
+        staged: the model directory being written (``save`` or :func:`save_model_calibration`).
+        calibration: from :func:`calibrate_model`, or the one a model carries.
+        name: the model's name in the plot's title.
+    """
+    c = calibration
+    if c.calibrator is not None:
+        staged.write_calibration(c.to_dict())
+    else:
+        staged.remove(CALIBRATION_FILE)
+    _plot(c.crossfit, staged.path(PLOT_FILE), f"{name} against {c.human}")
+    section = model_card_section(
+        c.crossfit, c.human, c.n_splits, c.group_by, PLOT_FILE, c.check, applied=c.applied
+    )
+    staged.set_card_section("calibration", section)
 
 
 def save_model_calibration(
-    calibration: Calibration,
-    model_dir: Path,
-    out_dir: Path | None = None,
-    *,
-    human: str,
-    n_splits: int = 5,
-    group_by: str | None = None,
+    calibration: Calibration, model_dir: Path, out_dir: Path | None = None
 ) -> Path:
     """Write ``calibration.json`` (or remove a stale one), ``calibration.png`` and the card section.
 
     The model directory changes as a whole (:func:`tinyjudge._model_dir.update_model_dir`):
-    a failed or killed run leaves it, calibration and card, as it was.
+    a failed or killed run leaves it, calibration and card, as it was. The human
+    source, folds and grouping the card names are the calibration's own.
 
     Args:
         calibration: from :func:`calibrate_model`.
@@ -280,9 +221,6 @@ def save_model_calibration(
         out_dir: where to write (default: ``model_dir`` itself); another folder
             gets the calibrated model (hard links to the weights) and must be
             new or empty.
-        human: the human source (for the card).
-        n_splits: the folds used (for the card).
-        group_by: the grouping key used (for the card).
 
     Returns:
         The model directory written.
@@ -292,17 +230,8 @@ def save_model_calibration(
             ``out_dir`` exists and is not empty.
     """
     model_dir = Path(model_dir)
-    c = calibration
     with update_model_dir(model_dir, out_dir) as staged:
-        if c.calibrator is not None:
-            staged.write_calibration(calibrator_state(c.calibrator, c.item_ids))
-        else:
-            staged.remove(CALIBRATION_FILE)
-        _plot(c.crossfit, staged.path(PLOT_FILE), f"{model_dir.name} against {human}")
-        section = model_card_section(
-            c.crossfit, human, n_splits, group_by, PLOT_FILE, c.check, applied=c.applied
-        )
-        staged.set_card_section("calibration", section)
+        write_model_calibration(staged, calibration, model_dir.name)
     return Path(out_dir) if out_dir is not None else model_dir
 
 
@@ -311,13 +240,9 @@ def calibrate_source(
     *,
     source: str,
     human: str,
-    method: str = "temperature",
     items: Sequence[Item] | None = None,
-    group_by: str | None = None,
-    n_splits: int = 5,
-    n_boot: int = 1000,
-    seed: int = 0,
-    if_worse: str = "identity",
+    config: CalibrateConfig | None = None,
+    **options: Any,
 ) -> SourceCalibration:
     """Calibrate a label source's ``probs`` against human labels.
 
@@ -326,12 +251,15 @@ def calibrate_source(
     calibrator fitted on every human-labelled item. When the method makes
     held-out NLL or ECE worse than none, ``if_worse`` decides as in
     :func:`calibrate_model`; with none applied there are no new labels.
+    ``config`` and ``options`` are as for :func:`calibrate_model`; ``items`` give
+    the key ``group_by`` reads.
 
     Raises:
-        TinyjudgeError: an unknown method or source, no item with both labels, or a
-            worse method with ``if_worse="refuse"``.
+        UsageError: an unknown method, option or source, no item with both labels,
+            or a worse method with ``if_worse="refuse"``.
     """
-    make_calibrator(method)
+    cfg = CalibrateConfig.from_options(config, **options)
+    method = cfg.method
     table = index_labels(labels)
     if source not in table:
         raise UsageError(f"no labels from source {source!r}; sources: {sorted(table)}")
@@ -350,12 +278,12 @@ def calibrate_source(
     by_id = {it.id: it for it in items} if items is not None else {}
     P = probs_matrix([mine[i] for i in ids], classes)
     y = [targets[i] for i in ids]
-    groups = _groups(ids, by_id, group_by)
-    cal, check, warning = _fit(P, y, classes, groups, method, n_splits, n_boot, seed, if_worse)
+    groups = _groups(ids, by_id, cfg.group_by)
+    cal, check, warning = _fit(P, y, classes, groups, cfg)
     cf = check.result
     done = SourceCalibration(
         cal, cf, check, len(ids), unscored, method, warning,
-        source=source, human=human, classes=classes,
+        human=human, config=cfg, source=source, classes=classes,
     )  # fmt: skip
     if cal is None:
         return done
@@ -375,6 +303,25 @@ def calibrate_source(
         update = {"source": new_source, "probs": probs, "label": classes[int(row.argmax())]}
         done.labels.append(lab.model_copy(update=update | {"score": None}))
     return done
+
+
+def calibrate_source_methods(
+    labels: Sequence[Label], *, source: str, human: str, items: Sequence[Item] | None = None,
+    config: CalibrateConfig | None = None, **options: Any,
+) -> dict[str, SourceCalibration]:  # fmt: skip
+    """:func:`calibrate_source` with every method, each kept (``if_worse="keep"``) so that
+    its figures can be set side by side; ``config``'s own method is ignored.
+
+    Returns:
+        ``{method: SourceCalibration}`` in :data:`~tinyjudge.calibrate.CALIBRATORS` order.
+    """
+    from tinyjudge.calibrate._calibrators import CALIBRATORS
+
+    cfg = CalibrateConfig.from_options(config, **options).replace(if_worse="keep")
+    return {
+        m: calibrate_source(labels, source=source, human=human, items=items, config=cfg, method=m)
+        for m in CALIBRATORS
+    }
 
 
 def save_source_calibration(calibration: SourceCalibration, out_dir: Path) -> Path:

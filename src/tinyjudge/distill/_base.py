@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from tinyjudge._model_dir import FORMAT, FORMAT_VERSION, META_FILE, model_rubric, save_model_dir
+from tinyjudge._model_dir import (
+    FORMAT,
+    FORMAT_VERSION,
+    META_FILE,
+    ModelDirUpdate,
+    model_rubric,
+    save_model_dir,
+)
 from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
@@ -48,12 +55,15 @@ class RewardModel(ClassifierMixin, BaseEstimator):
 
     Subclasses implement ``_fit(items, Y)`` on soft targets ``Y`` (n, k),
     ``_proba(items)``, ``_save_files(model_dir)`` (any files: shards, adapters) and
-    ``_load(model_dir, meta)``. A calibrator set on ``calibrator_`` (see
-    :func:`tinyjudge.distill.load_model`) maps every ``predict_proba`` output.
+    ``_load(model_dir, meta)``. A calibrator set on ``calibrator_`` maps every
+    ``predict_proba`` output; ``tinyjudge.calibrate(model, ...)`` gives a calibrated
+    copy, which carries its ``calibration_`` (``save`` writes both, ``load_model``
+    reads them back).
     """
 
     tier: ClassVar[str] = ""
     calibrator_: Any = None
+    calibration_: Any = None  # the tinyjudge.calibrate.Calibration behind calibrator_
     # predict_proba keeps every probability in [PROB_FLOOR, 1 - PROB_FLOOR]: never
     # exactly 0 or 1, so a log (NLL, a calibrator, a reward) is always finite.
     PROB_FLOOR: ClassVar[float] = 1e-9
@@ -105,6 +115,10 @@ class RewardModel(ClassifierMixin, BaseEstimator):
         }
         if n_given != len(items):
             self.card_["n_left_out_inherited"] = n_given - len(items)
+        licences = {it.metadata.get("license") for it in items}
+        if licences != {None}:  # the card's licence: never guessed for items that name none
+            named = sorted(str(x) for x in licences if x is not None)
+            self.card_["licenses"] = named + ([None] if None in licences else [])
         return self
 
     def _positive_mass(self, P: np.ndarray) -> np.ndarray:
@@ -218,6 +232,12 @@ class RewardModel(ClassifierMixin, BaseEstimator):
         """
         return f"rm:{self.name}" + ("+cal" if self.calibrator_ is not None else "")
 
+    @property
+    def calibration(self) -> Any:
+        """The :class:`tinyjudge.calibrate.Calibration` this model carries (``calibration_``;
+        None when uncalibrated): method, human source, folds, grouping, held-out metrics."""
+        return self.calibration_
+
     def score_items(self, items: Iterable[Item], batch_size: int = 64) -> list[Label]:
         """Labels with source :attr:`source`, ``probs`` and the rubric's scalar ``score``.
 
@@ -294,12 +314,14 @@ class RewardModel(ClassifierMixin, BaseEstimator):
     # -- saving ----------------------------------------------------------------
 
     def save(self, model_dir: str | Path) -> Path:
-        """Write the model, ``tinyjudge.json`` (every file's hash) and a README model card.
+        """Write the model, ``tinyjudge.json`` (every file's hash), a README model card
+        and the model's calibration (``calibration.json``, its plot and card section).
 
         The directory is built beside ``model_dir`` and swapped in whole when it
         is complete (see :func:`tinyjudge._model_dir.save_model_dir`): a failed
         or killed save leaves the old model as it was, and nothing of an old
-        model (a calibration fitted to its weights) survives.
+        model (a calibration fitted to its weights) survives. A calibration is
+        bound to the weights saved with it; ``load_model`` applies it.
 
         Raises:
             ModelDirError: ``model_dir`` holds files but is not a model directory.
@@ -314,18 +336,34 @@ class RewardModel(ClassifierMixin, BaseEstimator):
             "card": getattr(self, "card_", {}),
         }
         usage = self._usage(d)
-        save_model_dir(d, meta, self.rubric, self._save_files, lambda m: model_card(m, usage))
+        card = lambda m: model_card(m, usage)  # noqa: E731
+        save_model_dir(d, meta, self.rubric, self._save_files, card, self._attach_calibration(d))
         if hasattr(self, "model_dir_"):
             self.model_dir_ = d
         return d
+
+    def _attach_calibration(self, d: Path) -> Callable[[ModelDirUpdate], None] | None:
+        """What ``save`` writes beside the weights for the calibration (None: uncalibrated)."""
+        calibration, calibrator = self.calibration_, self.calibrator_
+        if calibrator is None and calibration is None:
+            return None
+        from tinyjudge.calibrate import calibrator_state, write_model_calibration
+
+        def attach(staged: ModelDirUpdate) -> None:
+            if calibration is not None:
+                write_model_calibration(staged, calibration, d.name)
+            else:  # a calibrator set by hand: the calibrator alone
+                staged.write_calibration(calibrator_state(calibrator))
+
+        return attach
 
     def _meta_params(self) -> dict[str, Any]:
         return {k: v for k, v in self.get_params().items() if k not in {"rubric", "name"}}
 
     def _usage(self, model_dir: Path) -> str:
         return (
-            "```python\nfrom tinyjudge.distill import load_model\n"
-            f'rm = load_model("{model_dir.name}")\nlabels = rm.score_items(items)\n```'
+            "```python\nimport tinyjudge\n\n"
+            f'rm = tinyjudge.load_model("{model_dir.name}")\nlabels = rm.score_items(items)\n```'
         )
 
     # -- subclass hooks --------------------------------------------------------

@@ -1,12 +1,78 @@
-"""The model card's text (README.md of a model directory), from its ``tinyjudge.json``."""
+"""The model card's text (README.md of a model directory), from its ``tinyjudge.json``.
+
+The card opens with the YAML front matter the Hugging Face Hub reads
+(``library_name``, ``base_model``, ``tags``, ``license``, ``model-index`` with the
+validation figures), so a model directory pushed to the Hub is listed and
+searchable as what it is.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+import yaml
 
 from tinyjudge._people_methods import PEOPLE_METHODS
 
-__all__ = ["model_card"]
+__all__ = ["model_card", "front_matter"]
+
+# The hub id of the encoder tinyjudge names by its short name.
+_HUB_IDS = {"all-MiniLM-L6-v2": "sentence-transformers/all-MiniLM-L6-v2"}
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+
+
+def _base_model(meta: dict[str, Any]) -> str | None:
+    """The encoder or base model the tier builds on, when it is a hub id (not a local path)."""
+    params, card = meta.get("params") or {}, meta.get("card") or {}
+    name = params.get("base") or params.get("encoder") or card.get("base")
+    if not isinstance(name, str):
+        return None
+    name = _HUB_IDS.get(name, name)
+    return name if _HUB_ID.fullmatch(name) else None
+
+
+def _license(card: dict[str, Any]) -> str | None:
+    """The training data's licence: the one all of it shares, ``other`` for a mix, None unknown.
+
+    ``licenses`` (from the items' ``metadata.license``) lists each licence seen
+    and ``None`` for items that named none: an unknown licence is never guessed.
+    """
+    seen = card.get("licenses")
+    if not seen or None in seen:
+        return None
+    return str(seen[0]).lower() if len(seen) == 1 else "other"
+
+
+def front_matter(meta: dict[str, Any]) -> dict[str, Any]:
+    """The card's Hub metadata: library, base model, tags, licence and ``model-index``."""
+    rubric, card = meta["rubric"], meta.get("card") or {}
+    out: dict[str, Any] = {"library_name": "tinyjudge"}
+    base = _base_model(meta)
+    if base:
+        out["base_model"] = base
+    out["tags"] = ["tinyjudge", "reward-model", "text-classification", f"tier-{meta['tier']}",
+                   f"rubric-{rubric['id']}"]  # fmt: skip
+    licence = _license(card)
+    if licence:
+        out["license"] = licence
+    teacher = str(card.get("teacher_source", "unknown"))
+    metrics = [
+        {"type": key, "value": float(value), "name": f"{key} (held-out prompts)"}
+        for key, value in (card.get("validation") or {}).items()
+        if isinstance(value, float)
+    ]
+    if metrics:
+        result = {
+            "task": {"type": "text-classification", "name": f"Agreement with {teacher}"},
+            "dataset": {
+                "type": f"tinyjudge-{rubric['id']}",
+                "name": f"{rubric['id']} labels by {teacher}, held-out prompts",
+            },
+            "metrics": metrics,
+        }
+        out["model-index"] = [{"name": meta["name"], "results": [result]}]
+    return out
 
 
 def _people_lines(card: dict[str, Any]) -> list[str]:
@@ -72,7 +138,12 @@ def model_card(meta: dict[str, Any], usage: str) -> str:
     """The README.md of a model directory."""
     rubric = meta["rubric"]
     card = meta.get("card", {})
+    head = yaml.safe_dump(front_matter(meta), sort_keys=False, allow_unicode=True)
     lines = [
+        "---",
+        head.rstrip("\n"),
+        "---",
+        "",
         f"# {meta['name']}: a tinyjudge reward model ({meta['tier']} tier)",
         "",
         f"- rubric: `{rubric['id']}` v{rubric['version']} (hash `{meta['rubric_hash']}`): "

@@ -108,7 +108,9 @@ def load_model(model_dir: str | Path, calibrated: bool = True) -> RewardModel:
     Args:
         model_dir: a directory written by ``RewardModel.save`` (or ``tinyjudge distill``).
         calibrated: apply the directory's calibration (``calibration.json``, written
-            by ``tinyjudge calibrate``) to ``predict_proba`` when there is one.
+            by ``model.save`` of a calibrated model or ``tinyjudge calibrate``) to
+            ``predict_proba`` when there is one; the model carries it as
+            ``calibration_`` and its source ends ``+cal``.
 
     Raises:
         ModelDirError: see :func:`check_model_dir`; also a record of the right
@@ -131,8 +133,11 @@ def load_model(model_dir: str | Path, calibrated: bool = True) -> RewardModel:
             f"{d / META_FILE}: malformed ({problem[:200]}); re-distill the model"
         ) from None
     if calibrated:
-        from tinyjudge.calibrate import load_calibrator
+        from tinyjudge.calibrate import load_calibration, load_calibrator
 
-        # Without a calibration file the model's own probabilities are used.
-        model.calibrator_ = load_calibrator(d)
+        # Without a calibration file the model's own probabilities are used; one
+        # written before calibrations carried their fit gives its calibrator alone.
+        model.calibration_ = load_calibration(d)
+        cal = model.calibration_
+        model.calibrator_ = cal.calibrator if cal is not None else load_calibrator(d)
     return model
