@@ -103,12 +103,12 @@ def test_estimate_command_clusters_and_names_the_rate(sycon_run, tmp_path: Path)
 
 
 def test_audit_estimates_cluster_by_its_group_by(sycon_run) -> None:
-    from tinyjudge.audit.report import build_report
+    from tinyjudge.audit import audit
 
     items, labels, cheap = sycon_run
     kw = dict(reference="judge:gpt-4o", n_boot=20, seed=0)
-    plain = build_report(labels, items, **kw).estimates["sources"][cheap]["overall"]
-    grouped = build_report(labels, items, group_by="metadata.dialogue_id", **kw)
+    plain = audit(labels, items, **kw).estimates["sources"][cheap]["overall"]
+    grouped = audit(labels, items, group_by="metadata.dialogue_id", **kw)
     clustered = grouped.estimates["sources"][cheap]["overall"]
     assert grouped.estimates["cluster"] == "metadata.dialogue_id"
     assert clustered["n_clusters"] == 400 and plain["n_clusters"] == 0
