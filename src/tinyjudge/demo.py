@@ -348,12 +348,12 @@ def _print_summary(
     for col in ("model", "PPI", "PPI CI", "human-only CI", "n human", "truth*"):
         r.add_column(col, justify="left" if col == "model" else "right")
     for name, est in [("all", rates.overall), *sorted(rates.groups.items())]:
-        (lo, hi), (hlo, hhi) = est.ci, est.human_only.ci
+        ppi, alone = est.rate, est.human_only
         r.add_row(
             name,
-            f"{est.rate:.3f}",
-            f"{lo:.2f}-{hi:.2f}",
-            f"{hlo:.2f}-{hhi:.2f}",
+            f"{ppi.value:.3f}",
+            f"{ppi.low:.2f}-{ppi.high:.2f}",
+            f"{alone.low:.2f}-{alone.high:.2f}",
             str(est.n_human),
             f"{truth.get(name, float('nan')):.3f}",
         )

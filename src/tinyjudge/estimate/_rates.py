@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple, TypedDict
 
 import numpy as np
 
 from tinyjudge.errors import UsageError
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 from ._active import _probabilities, stratified_ppi_mean
 from ._ppi import (
@@ -28,7 +31,15 @@ from ._ppi import (
     z_value,
 )
 
-__all__ = ["Method", "METHODS", "RateEstimate", "RateDifference", "estimate_rate", "compare_rates"]
+__all__ = [
+    "Method",
+    "METHODS",
+    "RateEstimate",
+    "RateDifference",
+    "RateOptions",
+    "estimate_rate",
+    "compare_rates",
+]
 
 Method = Literal["ppi++", "ppi", "stratified"]
 METHODS: tuple[str, ...] = ("ppi++", "ppi", "stratified")
@@ -167,34 +178,38 @@ def estimate_rate(
     )  # fmt: skip
 
 
+class RateOptions(TypedDict, total=False):
+    """:func:`estimate_rate`'s options that :func:`compare_rates` gives both sides."""
+
+    level: float
+    method: Method
+    n_strata: int
+
+
 def compare_rates(
     cheap_a: ArrayLike,
     human_a: ArrayLike,
     cheap_b: ArrayLike,
     human_b: ArrayLike,
     *,
-    level: float = 0.9,
-    method: Method = "ppi++",
-    n_strata: int = 5,
     clusters_a: Sequence[object] | np.ndarray | None = None,
     clusters_b: Sequence[object] | np.ndarray | None = None,
+    **options: Unpack[RateOptions],
 ) -> RateDifference:
     """The difference of a behaviour's rate between two disjoint sets of items.
 
-    For A/B checkpoints: each side is estimated as in :func:`estimate_rate` and,
-    the two samples being independent, the variances add. The human-only
-    difference uses Newcombe's hybrid score interval (uniform designs), or with
-    clusters the difference of the two clustered normal intervals.
+    For A/B checkpoints: each side is estimated as in :func:`estimate_rate` (with
+    its ``level``, ``method`` and ``n_strata``) and, the two samples being
+    independent, the variances add. The human-only difference uses Newcombe's
+    hybrid score interval (uniform designs), or with clusters the difference of
+    the two clustered normal intervals.
     """
-    a = estimate_rate(
-        cheap_a, human_a, level=level, method=method, n_strata=n_strata, clusters=clusters_a
-    )
-    b = estimate_rate(
-        cheap_b, human_b, level=level, method=method, n_strata=n_strata, clusters=clusters_b
-    )
-    if method == "stratified" or clusters_a is not None or clusters_b is not None:
+    a = estimate_rate(cheap_a, human_a, clusters=clusters_a, **options)
+    b = estimate_rate(cheap_b, human_b, clusters=clusters_b, **options)
+    if options.get("method") == "stratified" or clusters_a is not None or clusters_b is not None:
         base = difference(a.human_only, b.human_only)
     else:
         ya, yb = np.asarray(human_a, dtype=float), np.asarray(human_b, dtype=float)
+        level = a.estimate.level
         base = newcombe_difference(ya[~np.isnan(ya)], yb[~np.isnan(yb)], level=level)
     return RateDifference(difference(a.estimate, b.estimate), base, a, b)
