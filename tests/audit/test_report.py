@@ -63,7 +63,7 @@ def test_report_figures_match_the_statistics(xstest_files, tmp_path: Path) -> No
     assert len(pairs) == 4 + 6  # four against the reference, six between the others
     gpt = pairs[("human:final", "judge:gpt-4")]
     paired = pair_labels(labels, "human:final", "judge:gpt-4")
-    assert gpt["n"] == paired.n and gpt["unscored"] == paired.n_unscored
+    assert gpt["n"] == paired.n and gpt["unscored"] == paired.join.n_unscored
     assert gpt["n"] + gpt["unscored"] == 500  # unscored verdicts are counted, not compared
     assert gpt["kappa"] == pytest.approx(cohen_kappa_score(paired.a, paired.b), abs=1e-12)
     assert gpt["alpha"] == pytest.approx(krippendorff_alpha([paired.a, paired.b]), abs=1e-12)
@@ -251,14 +251,17 @@ def test_report_notes_a_source_whose_probs_cannot_be_measured() -> None:
     assert data["pairs"][0]["n"] == 15
 
 
+# judge:y shares no item with human:x; judge:z shares one
+ONE_PAIR_EMPTY = [
+    Label(item_id="1", rubric="r", source="human:x", label="yes"),
+    Label(item_id="2", rubric="r", source="human:x", label="no"),
+    Label(item_id="3", rubric="r", source="judge:y", label="no"),
+    Label(item_id="1", rubric="r", source="judge:z", label="yes"),
+]
+
+
 def test_report_pair_without_shared_items_has_n_zero_and_no_figures(tmp_path: Path) -> None:
-    labels = [
-        Label(item_id="1", rubric="r", source="human:x", label="yes"),
-        Label(item_id="2", rubric="r", source="human:x", label="no"),
-        Label(item_id="3", rubric="r", source="judge:y", label="no"),
-        Label(item_id="1", rubric="r", source="judge:z", label="yes"),
-    ]
-    report = audit(labels, reference="human:x", n_boot=20)
+    report = audit(ONE_PAIR_EMPTY, reference="human:x", n_boot=20)
     row = report.to_dict()["pairs"][0]
     assert (row["b"], row["n"], row["only_a"], row["only_b"]) == ("judge:y", 0, 2, 1)
     assert row["kappa"] is None and row["kappa_ci"] == [None, None]
@@ -428,13 +431,7 @@ def test_report_pair_is_a_typed_row_equal_to_the_json_in_either_order(xstest_sam
 def test_a_saved_report_reads_back_to_the_same_typed_rows(tmp_path: Path) -> None:
     from tinyjudge.audit import AuditReport
 
-    labels = [
-        Label(item_id="1", rubric="r", source="human:x", label="yes"),
-        Label(item_id="2", rubric="r", source="human:x", label="no"),
-        Label(item_id="3", rubric="r", source="judge:y", label="no"),
-        Label(item_id="1", rubric="r", source="judge:z", label="yes"),
-    ]
-    report = audit(labels, reference="human:x", n_boot=20)
+    report = audit(ONE_PAIR_EMPTY, reference="human:x", n_boot=20)
     write_report(report, json_path=tmp_path / "r.json")
     back = AuditReport.from_dict(json.loads((tmp_path / "r.json").read_text()))
     assert back.pairs == report.pairs and back.to_json() == report.to_json()

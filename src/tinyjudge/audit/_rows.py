@@ -53,8 +53,9 @@ def pair_row(
     confusion matrix, and the correlation of scores where there are some."""
     p = pair_labels(table, a, b)
     counts: dict[str, Any] = {
-        "a": a, "b": b, "n": p.n, "unscored": p.n_unscored, "unscored_a": p.unscored_a,
-        "unscored_b": p.unscored_b, "only_a": p.only_a, "only_b": p.only_b,
+        "a": a, "b": b, "n": p.n, "unscored": p.join.n_unscored,
+        "unscored_a": p.join.unscored_a, "unscored_b": p.join.unscored_b,
+        "only_a": p.join.only_a, "only_b": p.join.only_b,
     }  # fmt: skip
     if p.n == 0:
         none = Interval(math.nan)

@@ -23,13 +23,22 @@ from ._ppi import (
     wilson_mean,
     z_value,
 )
-from ._rates import METHODS, Method, RateDifference, RateEstimate, compare_rates, estimate_rate
+from ._rates import (
+    METHODS,
+    Method,
+    RateCounts,
+    RateDifference,
+    RateEstimate,
+    compare_rates,
+    estimate_rate,
+)
 from ._report import RateComparison, RateReport, RateRow
 
 __all__ = [
     "MeanEstimate",
     "Difference",
     "RateEstimate",
+    "RateCounts",
     "RateDifference",
     "Method",
     "METHODS",

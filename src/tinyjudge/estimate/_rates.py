@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal, NamedTuple, TypedDict
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypedDict
 
 import numpy as np
 
@@ -34,6 +35,7 @@ from ._ppi import (
 __all__ = [
     "Method",
     "METHODS",
+    "RateCounts",
     "RateEstimate",
     "RateDifference",
     "RateOptions",
@@ -45,13 +47,12 @@ Method = Literal["ppi++", "ppi", "stratified"]
 METHODS: tuple[str, ...] = ("ppi++", "ppi", "stratified")
 
 
-class RateEstimate(NamedTuple):
-    """A rate with its prediction-powered and human-only intervals.
+@dataclass(frozen=True)
+class RateCounts:
+    """What a rate estimate counts beside its intervals (shared by :class:`RateEstimate`
+    and the typed row of :func:`~tinyjudge.estimate.estimate_rates`).
 
     Attributes:
-        estimate: the prediction-powered estimate (PPI++, PPI or stratified).
-        human_only: the estimate from the human labels alone (Wilson; for the
-            stratified design, the bin-weighted human mean).
         n_human: items with a human label (and a cheap prediction).
         n_items: items with a cheap prediction (N, the population the rate is of).
         cheap_mean: the plain mean of the cheap predictions: what trusting the
@@ -62,14 +63,30 @@ class RateEstimate(NamedTuple):
         n_clusters: clusters the intervals are robust to (0: items taken as independent).
     """
 
-    estimate: MeanEstimate
-    human_only: MeanEstimate
     n_human: int
     n_items: int
     cheap_mean: float
     effective_n: float
     gain: float
-    n_clusters: int = 0
+    n_clusters: int
+
+    def counts(self) -> dict[str, Any]:
+        """These fields by name (to build another result of the same counts)."""
+        return {f.name: getattr(self, f.name) for f in fields(RateCounts)}
+
+
+@dataclass(frozen=True)
+class RateEstimate(RateCounts):
+    """A rate with its prediction-powered and human-only intervals, and its counts.
+
+    Attributes:
+        estimate: the prediction-powered estimate (PPI++, PPI or stratified).
+        human_only: the estimate from the human labels alone (Wilson; for the
+            stratified design, the bin-weighted human mean).
+    """
+
+    estimate: MeanEstimate
+    human_only: MeanEstimate
 
     @property
     def rate(self) -> float:
@@ -173,8 +190,9 @@ def estimate_rate(
         eff = float(has.sum()) if base.se == 0 else math.inf
     gain = eff / has.sum()
     return RateEstimate(
-        _clip(est), _clip(base), int(has.sum()), int(f.size), float(f.mean()), float(eff), gain,
-        n_clusters,
+        n_human=int(has.sum()), n_items=int(f.size), cheap_mean=float(f.mean()),
+        effective_n=float(eff), gain=gain, n_clusters=n_clusters, estimate=_clip(est),
+        human_only=_clip(base),
     )  # fmt: skip
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from tinyjudge.results import Interval
 
-from ._rates import RateDifference, RateEstimate
+from ._rates import RateCounts, RateDifference, RateEstimate
 
 __all__ = ["RateRow", "RateComparison", "RateReport"]
 
@@ -24,8 +24,9 @@ def _finite(x: float) -> float | None:
 
 
 @dataclass(frozen=True)
-class RateRow:
-    """A behaviour's rate over one group of items (or all of them).
+class RateRow(RateCounts):
+    """A behaviour's rate over one group of items (or all of them): the intervals and
+    method below, beside the counts of :class:`~tinyjudge.estimate.RateCounts`.
 
     Attributes:
         rate: the prediction-powered rate (``method``) with its interval, clipped to [0, 1].
@@ -34,12 +35,6 @@ class RateRow:
         method: ``ppi++``, ``ppi`` or ``stratified`` (`` clustered`` appended when so).
         level: nominal coverage of both intervals.
         lam: the weight on the cheap predictions (0: human only, 1: PPI).
-        n_human: items with a human label (and a cheap prediction).
-        n_items: items with a cheap prediction: the population the rate is of.
-        cheap_mean: the plain mean of the cheap predictions (what trusting them blindly gives).
-        effective_n: human labels the human-only interval would need to be as narrow.
-        gain: ``effective_n / n_human``; above 1, the cheap labels helped.
-        n_clusters: clusters the intervals are robust to (0: items taken as independent).
     """
 
     rate: Interval
@@ -47,20 +42,14 @@ class RateRow:
     method: str
     level: float
     lam: float
-    n_human: int
-    n_items: int
-    cheap_mean: float
-    effective_n: float
-    gain: float
-    n_clusters: int = 0
 
     @classmethod
     def of(cls, r: RateEstimate) -> RateRow:
         """The row of :func:`~tinyjudge.estimate.estimate_rate`'s result."""
         e = r.estimate
         return cls(
-            e.interval, r.human_only.interval, e.method, e.level, e.lam, r.n_human, r.n_items,
-            r.cheap_mean, r.effective_n, r.gain, r.n_clusters,
+            **r.counts(), rate=e.interval, human_only=r.human_only.interval, method=e.method,
+            level=e.level, lam=e.lam,
         )  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
