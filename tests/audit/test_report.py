@@ -438,3 +438,22 @@ def test_a_saved_report_reads_back_to_the_same_typed_rows(tmp_path: Path) -> Non
     empty = back.pair("judge:y", "human:x")
     assert empty.n == 0 and np.isnan(empty.kappa.value) and empty.kappa.low is None
     assert empty.kappa.shown() == "–" and empty.confusion is None
+
+
+def test_the_audits_held_out_calibration_is_calibrate_sources(xstest_files, tmp_path: Path) -> None:
+    from tinyjudge.calibrate import calibrate_source
+
+    items_path, labels_path = xstest_files
+    labels = read_labels(labels_path) + read_labels(tmp_path / "soft.jsonl")
+    items = read_items(items_path)
+    report = audit(labels, items, reference="human:final", group_by="metadata.prompt_id", n_boot=50)
+    after = report.calibration["judge:gpt-4-soft"]["cross_fitted"]
+    assert (after["method"], after["folds"]) == ("temperature", 5)
+    cal = calibrate_source(
+        [lab for lab in labels if lab.source in ("judge:gpt-4-soft", "human:final")],
+        source="judge:gpt-4-soft", human="human:final", items=items,
+        group_by="metadata.prompt_id", n_boot=50, if_worse="keep",
+    )  # fmt: skip
+    assert set(after["metrics"]) == set(cal.crossfit.metrics_after)
+    for name, figure in after["metrics"].items():
+        assert figure["value"] == pytest.approx(cal.crossfit.metrics_after[name].estimate)

@@ -7,15 +7,18 @@ Each reads the labels the audit compares and returns its section of ``report.jso
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tinyjudge._stats import BootstrapCI
 from tinyjudge.audit._encode import encode
 from tinyjudge.audit._pairs import pair_labels
 from tinyjudge.audit._rows import Table, number
-from tinyjudge.errors import TinyjudgeError
+from tinyjudge.errors import TinyjudgeError, UsageError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric
+
+if TYPE_CHECKING:
+    from tinyjudge.calibrate import SourceCalibration
 
 __all__ = ["calibration_section", "bias_section", "estimates_section"]
 
@@ -33,14 +36,20 @@ def calibration_section(
     boot: dict[str, Any],
     method: str,
     figures: dict[str, bytes],
+    calibrate: Callable[..., SourceCalibration] | None = None,
 ) -> dict[str, Any] | None:
     """How well ``source``'s probabilities match the reference, and after ``method``
-    cross-fitted (with 5 or more groups and 50 items); its reliability diagram goes
-    into ``figures``. ``None`` for a source without probabilities, or a person's
-    plain verdicts."""
+    (with 5 or more groups and 50 items); its reliability diagram goes into ``figures``.
+    ``None`` for a source without probabilities, or a person's plain verdicts.
+
+    The "after" figures are those of :func:`tinyjudge.calibrate.calibrate_source` (called
+    through ``calibrate``, which the audit binds to its items and grouping): each item's
+    probabilities from a calibrator fitted without its prompt's items, measured here on
+    the same bootstrap resamples as the figures before. Where it cannot calibrate (too
+    few labels of a second class), the section has no "after" figures.
+    """
     from tinyjudge.calibrate import (
         calibration_metrics,
-        cross_fit,
         is_one_hot,
         probs_matrix,
         reliability_diagram,
@@ -62,14 +71,19 @@ def calibration_section(
         "metrics": _metrics(metrics),
     }
     series = {source: P}
-    if len(set(groups)) >= 5 and p.n >= 50:
-        cf = cross_fit(method, P, y, **kw)
-        out["cross_fitted"] = {
-            "method": method,
-            "folds": 5,
-            "metrics": _metrics(cf.metrics_after),
-        }
-        series[f"{source} + {method} (held out)"] = cf.after
+    after = None
+    if calibrate is not None and len(set(groups)) >= 5 and p.n >= 50:
+        try:
+            after = calibrate([*table[source].values(), *table[reference].values()],
+                              source=source, human=reference, method=method)  # fmt: skip
+        except UsageError:  # e.g. fewer than 5 reference labels of a second class
+            after = None
+    if after is not None:
+        held_out = {lab.item_id: lab for lab in after.labels}
+        P_after = probs_matrix([held_out[i] for i in p.item_ids], order)
+        metrics_after = calibration_metrics(y, P_after, level=boot["level"], **kw)
+        out["cross_fitted"] = {"method": method, "folds": 5, "metrics": _metrics(metrics_after)}
+        series[f"{source} + {method} (held out)"] = P_after
     if not out["one_hot"]:
         figures[f"reliability:{source}"] = reliability_diagram(
             y, series, title=f"{source} against {reference}"

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
+from functools import partial
 from itertools import combinations
 from typing import Any
 
@@ -221,11 +222,17 @@ def audit(
     figures: dict[str, bytes] = {}
     calib = {}
     notes: list[str] = []
+    from tinyjudge.calibrate import calibrate_source
+
+    # the calibration section measures its own intervals: the fit's need no resamples
+    calibrate = partial(calibrate_source, items=items, group_by=group_by, n_boot=1, seed=seed,
+                        if_worse="keep")  # fmt: skip
     for s in others:
         try:
             got = calibration_section(
-                table, reference, s, order_, group_of, boot, calibration_method, figures
-            )
+                table, reference, s, order_, group_of, boot, calibration_method, figures,
+                calibrate,
+            )  # fmt: skip
         except TinyjudgeError as e:  # e.g. probs over classes the reference never uses
             notes.append(f"calibration of {s}: not measured ({e})")
             continue
