@@ -23,7 +23,7 @@ import platform
 import time
 from pathlib import Path
 
-from tinyjudge.audit.report import build_report
+from tinyjudge.audit import audit
 from tinyjudge.calibrate import CALIBRATORS, calibrate_source_methods
 from tinyjudge.datasets.importers import run_import
 
@@ -66,7 +66,7 @@ def main() -> None:
         keep = {it.id for it in xs.items}
         xs.labels = [lab for lab in xs.labels if lab.item_id in keep]
     t0 = time.perf_counter()
-    report = build_report(
+    report = audit(
         xs.labels,
         xs.items,
         reference="human:final",
@@ -75,21 +75,18 @@ def main() -> None:
         n_boot=args.n_boot,
     )
     seconds = time.perf_counter() - t0
-    agreement = {
-        r["b"]: {k: r[k] for k in ("n", "unscored", "accuracy", "kappa", "kappa_ci", "alpha")}
-        for r in report.data["pairs"]
-        if r["a"] == "human:final"
-    }
+    against = [r for r in report.pairs if r.a == "human:final"]
+    shown = ("n", "unscored", "accuracy", "kappa", "kappa_ci", "alpha")
+    agreement = {r.b: {k: v for k, v in r.to_dict().items() if k in shown} for r in against}
     per_model = {
-        model: next(r["kappa"] for r in rows if r["b"] == "judge:gpt-4")
-        for model, rows in report.data["slices"]["metadata.answering_model"].items()
+        model: next(r.kappa.value for r in rows if r.b == "judge:gpt-4")
+        for model, rows in report.slices["metadata.answering_model"].items()
     }
     print(f"XSTest audit report ({args.n_boot} resamples): {seconds:.1f} s")
-    for source, f in agreement.items():
-        lo, hi = f["kappa_ci"]
+    for r in against:
         print(
-            f"  {source:<26} n={f['n']:>5} unscored={f['unscored']:>2} "
-            f"acc={f['accuracy']:.3f} kappa={f['kappa']:.3f} [{lo:.3f}, {hi:.3f}]"
+            f"  {r.b:<26} n={r.n:>5} unscored={r.unscored:>2} "
+            f"acc={r.accuracy.value:.3f} kappa={r.kappa}"
         )
     print("  GPT-4 kappa by answering model:", {m: round(k, 3) for m, k in per_model.items()})
 

@@ -51,10 +51,10 @@ def real(data: Path, draws: int, level: float) -> list[dict]:
                                          rubric="compliance", human_fraction=frac, seed=seed,
                                          level=level, method=method)  # fmt: skip
                     truth, o = rep.held_back["overall"], rep.overall
-                    hit += o.ci[0] <= truth <= o.ci[1]
-                    hit_h += o.human_only.ci[0] <= truth <= o.human_only.ci[1]
-                    w.append(o.ci[1] - o.ci[0])
-                    wh.append(o.human_only.ci[1] - o.human_only.ci[0])
+                    hit += truth in o.rate
+                    hit_h += truth in o.human_only
+                    w.append(o.rate.width)
+                    wh.append(o.human_only.width)
                     gains.append(o.gain)
                 row = {"cheap": cheap, "human_fraction": frac, "n_human": rep.counts["human"],
                        "method": method, "coverage": hit / draws,

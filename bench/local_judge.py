@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tinyjudge.audit.report import build_report
+from tinyjudge.audit import audit
 from tinyjudge.calibrate import calibrate_source_methods
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.judge import Judge
@@ -168,20 +168,19 @@ def main() -> None:
                 reasons[key] = reasons.get(key, 0) + 1
         keep = {it.id for it in items}
         ref = [lab for lab in xs.labels if lab.item_id in keep]
-        report = build_report(
+        report = audit(
             ref + labels,
             items,
             reference="human:final",
             group_by="metadata.prompt_id",
             n_boot=args.n_boot,
         )
+        shown = ("n", "unscored", "accuracy", "kappa", "kappa_ci")
         pairs = {
-            f"{r['a']} vs {r['b']}": {
-                k: r[k] for k in ("n", "unscored", "accuracy", "kappa", "kappa_ci")
-            }
-            for r in report.data["pairs"]
-            if {r["a"], r["b"]} & {"human:final", "judge:gpt-4"}
-            and {r["a"], r["b"]} <= {"human:final", "judge:gpt-4", source}
+            f"{r.a} vs {r.b}": {k: v for k, v in r.to_dict().items() if k in shown}
+            for r in report.pairs
+            if {r.a, r.b} & {"human:final", "judge:gpt-4"}
+            and {r.a, r.b} <= {"human:final", "judge:gpt-4", source}
         }
         result["xstest"] = {
             "source": source,

@@ -244,13 +244,13 @@ def test_import_chat_names_the_flags_it_needs_on_the_cli(tmp_path: Path) -> None
 
 
 def test_the_library_names_the_parameter_not_the_flag() -> None:
-    from tinyjudge.audit.report import build_report
+    from tinyjudge.audit import audit
     from tinyjudge.datasets.importers import run_import
     from tinyjudge.demo import bundled_sample
 
     labels = run_import("xstest", bundled_sample()).labels
     with pytest.raises(UsageError, match="^group_by and slice_by read item metadata") as caught:
-        build_report(labels, None, reference="human:final", group_by="metadata.prompt_id")
+        audit(labels, None, reference="human:final", group_by="metadata.prompt_id")
     assert caught.value.param == "items"
     assert "--" not in str(caught.value)
 

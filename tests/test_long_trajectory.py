@@ -193,9 +193,9 @@ def test_long_trajectory_through_distill_scoring_and_audit(data_dir, long_item: 
         judge_labels = Judge("task_success", model="local-test", base_url=url).run(scored)
     assert [lab.status for lab in judge_labels] == ["ok"] * len(scored)
     paired = pair_labels([*judge_labels, *rm_labels], "judge:local-test", "rm:tau-linear")
-    assert paired.n == len(scored) and paired.n_unscored == 0
+    assert paired.n == len(scored) and paired.join.n_unscored == 0
     assert cohen_kappa(paired.a, paired.b) == pytest.approx(cohen_kappa_score(paired.a, paired.b))
     # the judge answered as the rule did on the real runs; the synthetic one has no rule label
     vs_rule = pair_labels([*judge_labels, *tau.labels], "judge:local-test", "rule:reward")
-    assert (vs_rule.n, vs_rule.only_a) == (len(real), 1) and len(real) >= 11
+    assert (vs_rule.n, vs_rule.join.only_a) == (len(real), 1) and len(real) >= 11
     assert cohen_kappa(vs_rule.a, vs_rule.b) == pytest.approx(1.0)

@@ -1,18 +1,29 @@
 """Tinyjudge: judge agent trajectories, distill the judge, calibrate and audit.
 
-The dozen names a notebook needs, one per step of the loop::
+The names a notebook needs, one per step of the loop, all in memory::
 
-    items = read_items("items.jsonl")                 # or run_import("xstest", folder)
-    labels = Judge("compliance", model="gpt-4o").run(items).labels
-    model = distill(items, labels, "judge:gpt-4o", "compliance").model
-    report = build_report(labels + human_labels, items, reference="human:final")
-    rates = estimate_rates(labels + human_labels, items, cheap="judge:gpt-4o",
-                           human="human:final")
+    import tinyjudge as tj
+
+    items = tj.read_items("items.jsonl")               # or tj.run_import("xstest", folder)
+    judged = tj.Judge("compliance", model="gpt-4o").run(items).labels
+    rm = tj.distill(items, judged).model                # source and rubric read from the labels
+    rm = tj.calibrate(rm, cal_items, people, human="human:final")   # rm.source ends "+cal"
+    rm.save("runs/rm"); rm = tj.load_model("runs/rm")   # weights + calibration + card
+    report = tj.audit(rm.score_items(items) + people, items, reference="human:final")
+    print(report.pair(rm.source, "human:final").kappa)  # 0.718 [0.548, 0.865]
+    rates = tj.estimate_rates(judged + people, items, cheap=judged[0].source,
+                              human="human:final")
+
+Each stage takes one config (``tj.LinearConfig(C=0.5)``, ``tj.JudgeConfig(...)``,
+``tj.CalibrateConfig(...)``); keyword options are sugar for its fields, and the
+command line's flags are derived from the same fields. The stages' other names are
+on their packages (``tinyjudge.audit``, ``tinyjudge.calibrate``, ...); test servers
+and fakes are in :mod:`tinyjudge.testing`.
 
 Importing this package is cheap: the records, errors, rubrics and JSONL readers
-load at once; the names that need scikit-learn, torch, transformers or openai
-(``Judge``, ``distill``, ``load_model``, ``TemperatureScaling``, ...) load their
-module on first use.
+load at once; the names that need scikit-learn, torch, transformers or openai load
+their module on first use. ``distill``, ``calibrate``, ``audit``, ``cascade`` and
+``exploit`` are their packages, and calling one runs its verb.
 """
 
 from __future__ import annotations
@@ -21,50 +32,46 @@ from typing import TYPE_CHECKING
 
 from tinyjudge._faces import lazy_names
 from tinyjudge.datasets.jsonl import read_items, read_labels, write_jsonl
-from tinyjudge.errors import DataError, TinyjudgeError
-from tinyjudge.records import Hint, Item, Label, Message
+from tinyjudge.errors import TinyjudgeError, UsageError
+from tinyjudge.records import Item, Label, Message
+from tinyjudge.results import Interval
 from tinyjudge.rubric import Rubric, load_rubric
 
 if TYPE_CHECKING:
-    from tinyjudge.audit import (
-        bootstrap_ci,
-        build_report,
-        cohen_kappa,
-        krippendorff_alpha,
-        write_report,
-    )
-    from tinyjudge.calibrate import TemperatureScaling, VectorScaling
-    from tinyjudge.cascade import CascadeConfig, cascade
+    from tinyjudge.audit import audit
+    from tinyjudge.calibrate import CalibrateConfig, calibrate
+    from tinyjudge.cascade import cascade
     from tinyjudge.datasets.importers import run_import
-    from tinyjudge.distill import distill, load_model
-    from tinyjudge.estimate import estimate_rate, estimate_rates
-    from tinyjudge.exploit import ExploitConfig, exploit, run_exploit
-    from tinyjudge.judge import Judge
+    from tinyjudge.distill import (
+        LinearConfig,
+        ProbeConfig,
+        TransformerConfig,
+        distill,
+        load_model,
+    )
+    from tinyjudge.estimate import estimate_rates
+    from tinyjudge.exploit import exploit
+    from tinyjudge.judge import Judge, JudgeConfig
 
 __version__ = "0.1.0"
 
-# name -> the module that defines it; loaded on first attribute access (PEP 562)
+# name -> the module that defines it, loaded on first use; a stage named by its own
+# package (``distill``) is that package, which runs its verb when called
 _LAZY = {
     "run_import": "tinyjudge.datasets.importers",
     "Judge": "tinyjudge.judge",
+    "JudgeConfig": "tinyjudge.judge",
     "distill": "tinyjudge.distill",
+    "LinearConfig": "tinyjudge.distill",
+    "ProbeConfig": "tinyjudge.distill",
+    "TransformerConfig": "tinyjudge.distill",
     "load_model": "tinyjudge.distill",
     "calibrate": "tinyjudge.calibrate",
+    "CalibrateConfig": "tinyjudge.calibrate",
     "audit": "tinyjudge.audit",
-    "TemperatureScaling": "tinyjudge.calibrate",
-    "VectorScaling": "tinyjudge.calibrate",
-    "cohen_kappa": "tinyjudge.audit",
-    "krippendorff_alpha": "tinyjudge.audit",
-    "bootstrap_ci": "tinyjudge.audit",
-    "build_report": "tinyjudge.audit",
-    "write_report": "tinyjudge.audit",
-    "estimate_rate": "tinyjudge.estimate",
     "estimate_rates": "tinyjudge.estimate",
-    "cascade": "tinyjudge.cascade",  # callable packages: the package, called, runs its verb
-    "CascadeConfig": "tinyjudge.cascade",
+    "cascade": "tinyjudge.cascade",
     "exploit": "tinyjudge.exploit",
-    "run_exploit": "tinyjudge.exploit",
-    "ExploitConfig": "tinyjudge.exploit",
 }
 
 __all__ = [
@@ -72,7 +79,6 @@ __all__ = [
     "Item",
     "Label",
     "Message",
-    "Hint",
     "read_items",
     "read_labels",
     "write_jsonl",
@@ -81,31 +87,25 @@ __all__ = [
     "Rubric",
     "load_rubric",
     "Judge",
-    # reward models and calibration
+    "JudgeConfig",
+    # reward models: distill, calibrate, save and load
     "distill",
+    "LinearConfig",
+    "ProbeConfig",
+    "TransformerConfig",
+    "calibrate",
+    "CalibrateConfig",
     "load_model",
-    "TemperatureScaling",
-    "VectorScaling",
-    # the cascade: reward model first, the judge for the rest
-    "cascade",
-    "CascadeConfig",
-    # audit and estimates
-    "cohen_kappa",
-    "krippendorff_alpha",
-    "bootstrap_ci",
-    "build_report",
-    "write_report",
-    "estimate_rate",
+    # audit, rates, the cascade and the exploit audit
+    "audit",
     "estimate_rates",
-    # will RL hack the reward model? (``tinyjudge.exploit(model, items)`` calls run_exploit)
+    "cascade",
     "exploit",
-    "run_exploit",
-    "ExploitConfig",
-    # errors
+    # results and errors
+    "Interval",
     "TinyjudgeError",
-    "DataError",
+    "UsageError",
     "__version__",
 ]
-
 
 __getattr__, __dir__ = lazy_names(__name__, _LAZY)

@@ -19,13 +19,17 @@ import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from rich.console import Console
 from rich.table import Table
 
 from tinyjudge._present import format_interval, show_model_calibration
 from tinyjudge.records import Item, Label
+
+if TYPE_CHECKING:
+    from tinyjudge.audit import AuditReport, PairRow
+    from tinyjudge.estimate import RateReport
 
 __all__ = ["run_demo", "bundled_sample", "split_of", "limit_items"]
 
@@ -118,7 +122,7 @@ def run_demo(
         raise UsageError(
             f"limit must be at least 3 (one item per split), got {limit}", param="limit"
         )
-    from tinyjudge.audit.report import build_report, write_report
+    from tinyjudge.audit import audit, write_report
     from tinyjudge.calibrate import CalibrationWarning, calibrate, save_model_calibration
     from tinyjudge.datasets.importers import run_import
     from tinyjudge.datasets.jsonl import write_jsonl
@@ -228,7 +232,7 @@ def run_demo(
     ):
         evaluation = {it.id for it in items if split[it.id] == "evaluation"}
         audit_labels = _without_recorded_teacher(recorded, judged.labels, scored, evaluation)
-        report = build_report(
+        report = audit(
             audit_labels,
             [it for it in items if it.id in evaluation],
             reference=HUMAN,
@@ -238,7 +242,7 @@ def run_demo(
             n_boot=500,
         )
         write_report(report, out_dir / "report.html", out_dir / "report.json")
-        pairs = _key_pairs(report.data, judged.source, scored[0].source)
+        pairs = _key_pairs(report, judged.source, scored[0].source)
         console.print(f"wrote {out_dir / 'report.html'} and {out_dir / 'report.json'}")
 
     with _stage(console, "7. estimate refusal rates with PPI (cheap: reward model)", timings):
@@ -259,7 +263,7 @@ def run_demo(
         "judge": {"source": judged.source, **judged.summary.as_dict()},
         "distill": {"tier": tier, "validation": v, "n_train": result.n_train},
         "calibration": calibration,
-        "agreement": pairs,
+        "agreement": [_agreement(a, b, row) for a, b, row in pairs],
         "rates": rates.to_dict(),
         "all_human_rates": truth,
         "timings_s": {k: round(t, 2) for k, t in timings.items()},
@@ -290,21 +294,21 @@ def _without_recorded_teacher(
     return [lab for lab in [*out, *judged, *scored] if lab.item_id in keep]
 
 
-def _key_pairs(data: dict[str, Any], judge: str, rm: str) -> list[dict[str, Any]]:
+def _key_pairs(report: AuditReport, judge: str, rm: str) -> list[tuple[str, str, PairRow]]:
+    """The comparisons the summary shows, as ``(a, b, row)``; one the report lacks is left out."""
     wanted = [(judge, HUMAN), (rm, judge), (rm, HUMAN), ("classifier:string-match", HUMAN)]
-    rows = []
-    for a, b in wanted:
-        for p in data.get("pairs", []):
-            if {p["a"], p["b"]} == {a, b}:
-                rows.append(
-                    {
-                        "a": a,
-                        "b": b,
-                        **{k: p.get(k) for k in ("n", "accuracy", "kappa", "kappa_ci", "alpha")},
-                    }
-                )
-                break
-    return rows
+    present = set(report.meta["sources"])
+    return [(a, b, report.pair(a, b)) for a, b in wanted if a in present and b in present]
+
+
+def _agreement(a: str, b: str, row: PairRow) -> dict[str, Any]:
+    """A comparison in ``summary.jsonl``: the row's figures as ``report.json`` writes them."""
+    figures = row.to_dict()
+    return {
+        "a": a,
+        "b": b,
+        **{k: figures[k] for k in ("n", "accuracy", "kappa", "kappa_ci", "alpha")},
+    }
 
 
 def _human_rates(recorded: list[Label], items: list[Item]) -> dict[str, float]:
@@ -324,8 +328,8 @@ def _human_rates(recorded: list[Label], items: list[Item]) -> dict[str, float]:
 
 def _print_summary(
     console: Console,
-    pairs: list[dict[str, Any]],
-    rates: Any,
+    pairs: list[tuple[str, str, PairRow]],
+    rates: RateReport,
     truth: dict[str, float],
     timings: dict[str, float],
     out_dir: Path,
@@ -334,9 +338,9 @@ def _print_summary(
     t = Table(title="agreement on the evaluation prompts (95% CI, clustered by prompt)")
     for col in ("source", "vs", "n", "accuracy", "Cohen's kappa"):
         t.add_column(col, justify="left" if col in ("source", "vs") else "right")
-    for p in pairs:
-        acc = f"{p['accuracy']:.3f}" if p["accuracy"] is not None else "n/a"
-        t.add_row(p["a"], p["b"], str(p["n"]), acc, _fmt_ci(p["kappa"], p["kappa_ci"]))
+    for a, b, row in pairs:
+        acc, kappa = row.accuracy.shown("n/a", bounds=False), row.kappa.shown("n/a")
+        t.add_row(a, b, str(row.n), acc, kappa)
     console.print(t)
     r = Table(
         title=f"refusal rate by answering model, 90% CI: PPI = {rates.cheap} on all "
@@ -345,12 +349,12 @@ def _print_summary(
     for col in ("model", "PPI", "PPI CI", "human-only CI", "n human", "truth*"):
         r.add_column(col, justify="left" if col == "model" else "right")
     for name, est in [("all", rates.overall), *sorted(rates.groups.items())]:
-        (lo, hi), (hlo, hhi) = est.ci, est.human_only.ci
+        ppi, alone = est.rate, est.human_only
         r.add_row(
             name,
-            f"{est.rate:.3f}",
-            f"{lo:.2f}-{hi:.2f}",
-            f"{hlo:.2f}-{hhi:.2f}",
+            f"{ppi.value:.3f}",
+            f"{ppi.low:.2f}-{ppi.high:.2f}",
+            f"{alone.low:.2f}-{alone.high:.2f}",
             str(est.n_human),
             f"{truth.get(name, float('nan')):.3f}",
         )

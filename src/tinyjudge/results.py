@@ -2,6 +2,9 @@
 
 A stage's result is a dataclass of such values rather than a dict, so a notebook
 reads ``row.kappa.low`` and prints ``row.kappa`` as ``0.718 [0.548, 0.865]``.
+Its JSON form is one function, :func:`plain`, over its fields: a result class
+writes ``to_dict`` by inheriting :class:`Result` (or calling :func:`fields_dict`
+where it renames or adds a key), rather than listing its fields again.
 
 >>> k = Interval(0.7184, 0.5481, 0.8652)
 >>> str(k)
@@ -15,10 +18,11 @@ reads ``row.kappa.low`` and prints ``row.kappa`` as ``0.718 [0.548, 0.865]``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
-__all__ = ["Interval"]
+__all__ = ["Interval", "Result", "plain", "fields_dict"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,80 @@ class Interval:
     def __str__(self) -> str:
         return format(self)
 
+    def shown(self, missing: str = "–", bounds: bool = True) -> str:
+        """For a table cell: ``str(self)``, or ``missing`` where no value was computed
+        (``nan``); with ``bounds=False`` the value alone.
+
+        >>> Interval(math.nan).shown(), Interval(0.5, 0.25, 0.75).shown(bounds=False)
+        ('–', '0.500')
+        """
+        if math.isnan(self.value):
+            return missing
+        return str(self if bounds else Interval(self.value))
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: ``{"value", "low", "high"}``."""
         return {"value": self.value, "low": self.low, "high": self.high}
+
+
+def plain(value: Any) -> Any:
+    """``value`` in JSON's types: a result (anything with ``to_dict``) as its dict, another
+    dataclass as the dict of its fields, a tuple as a list; nested values likewise.
+
+    Numbers are left as they are (a ``nan`` stays ``nan``): what a result writes for a
+    missing figure is its own choice.
+
+    >>> plain({"k": Interval(0.5, 0.25, 0.75), "ns": (1, 2)})
+    {'k': {'value': 0.5, 'low': 0.25, 'high': 0.75}, 'ns': [1, 2]}
+    """
+    if hasattr(value, "to_dict") and not isinstance(value, type):
+        return value.to_dict()
+    if is_dataclass(value) and not isinstance(value, type):
+        return fields_dict(value)
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+def fields_dict(
+    obj: Any, *, rename: Mapping[str, str] | None = None, skip: Collection[str] = ()
+) -> dict[str, Any]:
+    """A dataclass's fields, in order, as :func:`plain` values.
+
+    Args:
+        obj: a dataclass instance.
+        rename: field name -> the key it is written under.
+        skip: fields left out (e.g. what a result holds but does not write).
+
+    >>> @dataclass
+    ... class Row:
+    ...     n: int
+    ...     kappa: Interval
+    ...     note: str = ""
+    >>> fields_dict(Row(3, Interval(0.5)), rename={"n": "count"}, skip=("note",))
+    {'count': 3, 'kappa': {'value': 0.5, 'low': None, 'high': None}}
+    """
+    names = rename or {}
+    return {
+        names.get(f.name, f.name): plain(getattr(obj, f.name))
+        for f in fields(obj)
+        if f.name not in skip
+    }
+
+
+class Result:
+    """A result dataclass's ``to_dict``: its fields as plain JSON values (:func:`fields_dict`).
+
+    >>> @dataclass(frozen=True)
+    ... class Rate(Result):
+    ...     rate: Interval
+    ...     n: int
+    >>> Rate(Interval(0.25, 0.125, 0.5), 40).to_dict()
+    {'rate': {'value': 0.25, 'low': 0.125, 'high': 0.5}, 'n': 40}
+    """
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: every field, in order."""
+        return fields_dict(self)

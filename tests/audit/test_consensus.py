@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from support import XSTEST_SAMPLE
 
+from tinyjudge.audit import AuditReport, PairRow, audit
 from tinyjudge.audit._consensus import final_without
 from tinyjudge.audit._kappa import cohen_kappa
-from tinyjudge.audit.report import build_report
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.records import Label, index_labels, join_sources
 
@@ -31,8 +31,8 @@ def _labels() -> list[Label]:
     return out
 
 
-def _rows(report) -> dict[tuple[str, str], dict]:
-    return {(r["a"], r["b"]): r for r in report.data["pairs"]}
+def _rows(report: AuditReport) -> dict[tuple[str, str], PairRow]:
+    return {(r.a, r.b): r for r in report.pairs}
 
 
 def test_final_without_a_rater_is_the_others_majority_and_a_tie_is_unscored() -> None:
@@ -43,17 +43,17 @@ def test_final_without_a_rater_is_the_others_majority_and_a_tie_is_unscored() ->
 
 
 def test_each_rater_row_leaves_the_rater_out_and_other_sources_keep_the_final() -> None:
-    report = build_report(_labels(), reference="human:final", order=None, n_boot=20)
+    report = audit(_labels(), reference="human:final", order=None, n_boot=20)
     rows = _rows(report)
     a = rows[("human:final", "human:a")]
     # with its own vote in the final label, human:a would agree on 2 of 4 (i1, i3)
-    assert a["n"] == 3 and a["unscored"] == 1 and a["accuracy"] == pytest.approx(1 / 3)
-    assert a["reference_without"] == "human:a" and a["reference_of"] == "human:b, human:c"
+    assert a.n == 3 and a.unscored == 1 and a.accuracy.value == pytest.approx(1 / 3)
+    assert a.reference_without == "human:a" and a.reference_of == "human:b, human:c"
     b = rows[("human:final", "human:b")]  # A and C tie on i2, i3, i4
-    assert (b["n"], b["unscored"], b["accuracy"]) == (1, 3, 1.0)
+    assert (b.n, b.unscored, b.accuracy.value) == (1, 3, 1.0)
     judge = rows[("human:final", "judge:j")]
-    assert judge["n"] == 4 and judge["accuracy"] == pytest.approx(0.5)
-    assert "reference_without" not in judge
+    assert judge.n == 4 and judge.accuracy.value == pytest.approx(0.5)
+    assert judge.reference_without is None and "reference_without" not in judge.to_dict()
 
 
 def test_with_two_raters_the_row_is_rater_against_rater_on_xstest() -> None:
@@ -61,14 +61,14 @@ def test_with_two_raters_the_row_is_rater_against_rater_on_xstest() -> None:
     sources = {lab.source for lab in data.labels}
     raters = sorted(s for s in sources if s.startswith("human:") and s != "human:final")
     assert raters == ["human:annotator_1", "human:annotator_2"]
-    report = build_report(data.labels, data.items, reference="human:final", n_boot=20)
+    report = audit(data.labels, data.items, reference="human:final", n_boot=20)
     rows = _rows(report)
     table = index_labels(data.labels)
     for rater, other in (raters, raters[::-1]):
         row = rows[("human:final", rater)]
         pairs = join_sources(table, other, rater).pairs
         expected = cohen_kappa([x.label for x, _ in pairs], [y.label for _, y in pairs])
-        assert row["kappa"] == pytest.approx(expected) and row["n"] == len(pairs)
+        assert row.kappa.value == pytest.approx(expected) and row.n == len(pairs)
         own = join_sources(table, "human:final", rater).pairs
         with_own_vote = cohen_kappa([x.label for x, _ in own], [y.label for _, y in own])
-        assert row["kappa"] < with_own_vote  # 0.93 against 0.99 on the sample
+        assert row.kappa.value < with_own_vote  # 0.93 against 0.99 on the sample

@@ -34,8 +34,8 @@ def test_pair_labels_counts_unscored_separately() -> None:
     assert p.item_ids == ["1", "4"]
     assert (p.a, p.b) == (["yes", "no"], ["yes", "yes"])
     assert p.n == 2
-    assert (p.unscored_a, p.unscored_b, p.n_unscored) == (1, 2, 2)
-    assert (p.only_a, p.only_b) == (1, 2)
+    assert (p.join.unscored_a, p.join.unscored_b, p.join.n_unscored) == (1, 2, 2)
+    assert (p.join.only_a, p.join.only_b) == (1, 2)
 
 
 def test_pair_labels_by_score_treats_scoreless_labels_as_unscored() -> None:
@@ -44,7 +44,7 @@ def test_pair_labels_by_score_treats_scoreless_labels_as_unscored() -> None:
         _lab("2", "rm:a", "no", score=0.2), _lab("2", "rm:b", "no"),
     ]  # fmt: skip
     p = pair_labels(labels, "rm:a", "rm:b", value="score")
-    assert (p.a, p.b, p.unscored_b) == ([0.9], [0.7], 1)
+    assert (p.a, p.b, p.join.unscored_b) == ([0.9], [0.7], 1)
 
 
 def test_later_label_wins_and_rubric_filter() -> None:
@@ -74,5 +74,5 @@ def test_xstest_gpt4_free_text_answers_are_counted_not_compared(data_dir) -> Non
     p = pair_labels(labels, "human:final", "judge:gpt-4")
     unscored = sum(1 for lab in labels if lab.source == "judge:gpt-4" and lab.status != "ok")
     assert unscored > 0
-    assert p.unscored_b == unscored and p.unscored_a == 0
-    assert p.n + p.n_unscored == (500 if is_slice(root) else 1500)
+    assert p.join.unscored_b == unscored and p.join.unscored_a == 0
+    assert p.n + p.join.n_unscored == (500 if is_slice(root) else 1500)

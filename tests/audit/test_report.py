@@ -12,8 +12,8 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 from support import is_slice, run_tinyjudge
 
+from tinyjudge.audit import audit, write_report
 from tinyjudge.audit.agreement import krippendorff_alpha, pair_labels
-from tinyjudge.audit.report import build_report, write_report
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.datasets.jsonl import read_items, read_labels, write_jsonl
 from tinyjudge.errors import TinyjudgeError
@@ -52,18 +52,18 @@ def test_report_figures_match_the_statistics(xstest_files, tmp_path: Path) -> No
     items_path, labels_path = xstest_files
     labels = read_labels(labels_path)
     items = read_items(items_path)
-    report = build_report(
+    report = audit(
         labels, items, reference="human:final", group_by="metadata.prompt_id",
         slice_by=["metadata.answering_model"], n_boot=100,
     )  # fmt: skip
-    data = report.data
+    data = report.to_dict()
     pairs = {(p["a"], p["b"]): p for p in data["pairs"]}
     sources = ["classifier:string-match", "human:annotator_1", "human:annotator_2", "judge:gpt-4"]
     assert set(pairs) >= {("human:final", s) for s in sources}
     assert len(pairs) == 4 + 6  # four against the reference, six between the others
     gpt = pairs[("human:final", "judge:gpt-4")]
     paired = pair_labels(labels, "human:final", "judge:gpt-4")
-    assert gpt["n"] == paired.n and gpt["unscored"] == paired.n_unscored
+    assert gpt["n"] == paired.n and gpt["unscored"] == paired.join.n_unscored
     assert gpt["n"] + gpt["unscored"] == 500  # unscored verdicts are counted, not compared
     assert gpt["kappa"] == pytest.approx(cohen_kappa_score(paired.a, paired.b), abs=1e-12)
     assert gpt["alpha"] == pytest.approx(krippendorff_alpha([paired.a, paired.b]), abs=1e-12)
@@ -102,7 +102,7 @@ def test_report_figures_match_the_statistics(xstest_files, tmp_path: Path) -> No
 def test_report_renders_self_contained_html_and_json(xstest_files, tmp_path: Path) -> None:
     items_path, labels_path = xstest_files
     labels = read_labels(labels_path) + read_labels(tmp_path / "soft.jsonl")
-    report = build_report(
+    report = audit(
         labels, read_items(items_path), reference="human:final",
         group_by="metadata.prompt_id", slice_by=["metadata.answering_model"], n_boot=100,
     )  # fmt: skip
@@ -139,7 +139,7 @@ def test_report_escapes_text_from_the_data(tmp_path: Path) -> None:
     for i, (ref, other) in enumerate([("yes", "yes"), ("no", "no"), ("yes", "no"), ("no", "no")]):
         labels.append(Label(item_id=str(i), rubric="r", source="human:x", label=ref))
         labels.append(Label(item_id=str(i), rubric="r", source=evil, label=other))
-    report = build_report(labels, reference="human:x", n_boot=20)
+    report = audit(labels, reference="human:x", n_boot=20)
     write_report(report, tmp_path / "r.html")
     page = (tmp_path / "r.html").read_text()
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
@@ -153,8 +153,8 @@ def test_report_with_an_explicit_scale_adds_ordinal_figures() -> None:
         b = int(np.clip(a + rng.integers(-1, 2), 1, 5))
         labels.append(Label(item_id=str(i), rubric="r", source="human:x", label=str(a)))
         labels.append(Label(item_id=str(i), rubric="r", source="judge:y", label=str(b)))
-    report = build_report(labels, reference="human:x", order=list("12345"), n_boot=50)
-    row = report.data["pairs"][0]
+    report = audit(labels, reference="human:x", order=list("12345"), n_boot=50)
+    row = report.to_dict()["pairs"][0]
     a = [int(v) for v in pair_labels(labels, "human:x", "judge:y").a]
     b = [int(v) for v in pair_labels(labels, "human:x", "judge:y").b]
     assert row["kappa_quadratic"] == pytest.approx(
@@ -174,7 +174,7 @@ def test_report_with_an_explicit_scale_adds_ordinal_figures() -> None:
 def test_report_errors(xstest_sample: Path, kwargs, match: str) -> None:
     labels = run_import("xstest", xstest_sample).labels
     with pytest.raises(TinyjudgeError, match=match):
-        build_report(labels, n_boot=10, **kwargs)
+        audit(labels, n_boot=10, **kwargs)
 
 
 def test_audit_cli_writes_report_and_json(xstest_files, tmp_path: Path) -> None:
@@ -204,12 +204,12 @@ def test_audit_cli_user_errors_are_one_line(xstest_files, tmp_path: Path) -> Non
 
 def test_report_on_llmbar_runs_the_bias_probes(data_dir, tmp_path: Path) -> None:
     imported = run_import("llmbar", data_dir("llmbar"))
-    report = build_report(
+    report = audit(
         imported.labels, imported.items, reference="human:gold", n_boot=50,
         slice_by=["metadata.subset"],
     )  # fmt: skip
-    bias = report.data["bias"]
-    judges = {s for s in report.data["meta"]["sources"] if s.startswith("judge:")}
+    bias = report.to_dict()["bias"]
+    judges = {s for s in report.to_dict()["meta"]["sources"] if s.startswith("judge:")}
     assert set(bias["position"]) == judges  # every judge was asked in both orders
     for source, fig in bias["position"].items():
         labs = [lab for lab in imported.labels if lab.source == source]
@@ -232,7 +232,7 @@ def test_report_adds_rank_correlations_when_both_sources_give_scores() -> None:
             s = float(np.clip(t + rng.normal(0, noise), 0, 1))
             labels.append(Label(item_id=str(i), rubric="r", source=source,
                                 label="yes" if s > 0.5 else "no", score=s))  # fmt: skip
-    row = build_report(labels, reference="human:x", n_boot=20).data["pairs"][0]
+    row = audit(labels, reference="human:x", n_boot=20).to_dict()["pairs"][0]
     a = pair_labels(labels, "human:x", "rm:y", value="score")
     assert row["spearman"] == pytest.approx(spearmanr(a.a, a.b).statistic, abs=1e-12)
     assert row["kendall"] == pytest.approx(kendalltau(a.a, a.b).statistic, abs=1e-12)
@@ -245,21 +245,24 @@ def test_report_notes_a_source_whose_probs_cannot_be_measured() -> None:
         labels.append(Label(item_id=str(i), rubric="r", source="human:x", label=ref))
         probs = {other: 0.8, "maybe": 0.2}  # "maybe" is a class nobody else uses
         labels.append(Label(item_id=str(i), rubric="r", source="judge:y", label=other, probs=probs))
-    data = build_report(labels, reference="human:x", n_boot=20, order=["yes", "no"]).data
+    data = audit(labels, reference="human:x", n_boot=20, order=["yes", "no"]).to_dict()
     assert data["calibration"] == {}
     assert "calibration of judge:y: not measured" in data["calibration_notes"][0]
     assert data["pairs"][0]["n"] == 15
 
 
+# judge:y shares no item with human:x; judge:z shares one
+ONE_PAIR_EMPTY = [
+    Label(item_id="1", rubric="r", source="human:x", label="yes"),
+    Label(item_id="2", rubric="r", source="human:x", label="no"),
+    Label(item_id="3", rubric="r", source="judge:y", label="no"),
+    Label(item_id="1", rubric="r", source="judge:z", label="yes"),
+]
+
+
 def test_report_pair_without_shared_items_has_n_zero_and_no_figures(tmp_path: Path) -> None:
-    labels = [
-        Label(item_id="1", rubric="r", source="human:x", label="yes"),
-        Label(item_id="2", rubric="r", source="human:x", label="no"),
-        Label(item_id="3", rubric="r", source="judge:y", label="no"),
-        Label(item_id="1", rubric="r", source="judge:z", label="yes"),
-    ]
-    report = build_report(labels, reference="human:x", n_boot=20)
-    row = report.data["pairs"][0]
+    report = audit(ONE_PAIR_EMPTY, reference="human:x", n_boot=20)
+    row = report.to_dict()["pairs"][0]
     assert (row["b"], row["n"], row["only_a"], row["only_b"]) == ("judge:y", 0, 2, 1)
     assert row["kappa"] is None and row["kappa_ci"] == [None, None]
     write_report(report, tmp_path / "r.html", tmp_path / "r.json")
@@ -291,7 +294,7 @@ NOTHING_SHARED = [
 )
 def test_an_audit_with_nothing_to_compare_is_refused(items, match: str) -> None:
     with pytest.raises(TinyjudgeError, match=match):
-        build_report(NOTHING_SHARED, items, reference="human:x", n_boot=10)
+        audit(NOTHING_SHARED, items, reference="human:x", n_boot=10)
 
 
 def test_audit_cli_with_labels_naming_no_item_exits_2(xstest_files, tmp_path: Path) -> None:
@@ -343,7 +346,7 @@ def test_report_with_rubric_keeps_other_rubrics_out_of_bias_and_estimates() -> N
         labels.append(Label(item_id=str(i), rubric="r", source="human:x", label=ref))
         labels.append(Label(item_id=str(i), rubric="r", source="judge:y", label=other))
         labels.append(Label(item_id=str(i), rubric="s", source="judge:y", label="no"))
-    data = build_report(labels, reference="human:x", rubric="r", n_boot=20).data
+    data = audit(labels, reference="human:x", rubric="r", n_boot=20).to_dict()
     assert data["meta"]["rubrics"] == ["r"]
     assert data["bias"]["self_consistency"] == {}
     assert not any("several rubrics" in note for note in data["estimates"]["notes"])
@@ -358,7 +361,7 @@ def test_an_explicit_scale_must_hold_every_label() -> None:
         for s, v in (("human:x", x), ("judge:y", y))
     ]
     with pytest.raises(TinyjudgeError, match=r"labels \['3'\] are not on the scale \['1', '2'\]"):
-        build_report(labels, reference="human:x", order=["1", "2"], n_boot=20)
+        audit(labels, reference="human:x", order=["1", "2"], n_boot=20)
 
 
 def test_a_panels_members_are_raters_in_the_audit() -> None:
@@ -383,7 +386,7 @@ def test_a_panels_members_are_raters_in_the_audit() -> None:
     ]
     panel = panel_labels(members, rubric)
     labels = people + panel + [lab for labs in members.values() for lab in labs]
-    data = build_report(labels, reference="human:x", n_boot=20).data
+    data = audit(labels, reference="human:x", n_boot=20).to_dict()
     (group,) = [r for r in data["raters"] if r["name"] == "a panel's judges"]
     assert group["sources"] == ["judge:a", "judge:b", "judge:c"]  # the panel itself left out
     matrix = [[members[m][i].label for m in sorted(members)] for i in range(60)]
@@ -392,3 +395,65 @@ def test_a_panels_members_are_raters_in_the_audit() -> None:
     alpha = krippendorff_alpha(ratings, level="nominal")
     assert group["alpha"] == pytest.approx(alpha, abs=1e-12)
     assert group["n_items_all_raters"] == 60
+
+
+def test_report_pair_is_a_typed_row_equal_to_the_json_in_either_order(xstest_sample: Path) -> None:
+    import tinyjudge
+    from tinyjudge.audit import PairRow
+    from tinyjudge.errors import UsageError
+    from tinyjudge.results import Interval
+
+    data = run_import("xstest", xstest_sample)
+    report = tinyjudge.audit(
+        data.labels, data.items, reference="human:final", group_by="metadata.prompt_id", n_boot=50
+    )
+    row = report.pair("judge:gpt-4", "human:final")
+    assert isinstance(row, PairRow) and row is report.pair("human:final", "judge:gpt-4")
+    saved = next(p for p in report.to_dict()["pairs"] if p["b"] == "judge:gpt-4")
+    assert row.kappa == Interval(saved["kappa"], *saved["kappa_ci"])
+    assert row.alpha == Interval(saved["alpha"], *saved["alpha_ci"])
+    assert row.accuracy == Interval(saved["accuracy"], *saved["accuracy_ci"])
+    assert (row.n, row.unscored, row.n_clusters) == (saved["n"], saved["unscored"], 100)
+    assert row.kappa.low < row.kappa.value < row.kappa.high
+    assert str(row.kappa) == f"{saved['kappa']:.3f} [{saved['kappa_ci'][0]:.3f}, " + (
+        f"{saved['kappa_ci'][1]:.3f}]"
+    )
+    assert row.to_dict() == saved
+    between = report.pair("human:annotator_2", "judge:gpt-4")
+    assert {between.a, between.b} == {"human:annotator_2", "judge:gpt-4"}
+    with pytest.raises(UsageError, match=r"no comparison of 'judge:gpt-4' with 'rm:nobody'") as e:
+        report.pair("judge:gpt-4", "rm:nobody")
+    assert "'human:final'" in str(e.value) and e.value.param == "b"
+    with pytest.raises(UsageError, match="sources: "):
+        report.pair("human:final", "human:final")
+
+
+def test_a_saved_report_reads_back_to_the_same_typed_rows(tmp_path: Path) -> None:
+    from tinyjudge.audit import AuditReport
+
+    report = audit(ONE_PAIR_EMPTY, reference="human:x", n_boot=20)
+    write_report(report, json_path=tmp_path / "r.json")
+    back = AuditReport.from_dict(json.loads((tmp_path / "r.json").read_text()))
+    assert back.pairs == report.pairs and back.to_json() == report.to_json()
+    empty = back.pair("judge:y", "human:x")
+    assert empty.n == 0 and np.isnan(empty.kappa.value) and empty.kappa.low is None
+    assert empty.kappa.shown() == "–" and empty.confusion is None
+
+
+def test_the_audits_held_out_calibration_is_calibrate_sources(xstest_files, tmp_path: Path) -> None:
+    from tinyjudge.calibrate import calibrate_source
+
+    items_path, labels_path = xstest_files
+    labels = read_labels(labels_path) + read_labels(tmp_path / "soft.jsonl")
+    items = read_items(items_path)
+    report = audit(labels, items, reference="human:final", group_by="metadata.prompt_id", n_boot=50)
+    after = report.calibration["judge:gpt-4-soft"]["cross_fitted"]
+    assert (after["method"], after["folds"]) == ("temperature", 5)
+    cal = calibrate_source(
+        [lab for lab in labels if lab.source in ("judge:gpt-4-soft", "human:final")],
+        source="judge:gpt-4-soft", human="human:final", items=items,
+        group_by="metadata.prompt_id", n_boot=50, if_worse="keep",
+    )  # fmt: skip
+    assert set(after["metrics"]) == set(cal.crossfit.metrics_after)
+    for name, figure in after["metrics"].items():
+        assert figure["value"] == pytest.approx(cal.crossfit.metrics_after[name].estimate)

@@ -46,7 +46,7 @@ def _events(page: str) -> list[tuple[Any, ...]]:
 def page() -> str:
     data = json.loads((GOLDEN / "report.json").read_text(encoding="utf-8"))
     figures = {f"reliability:{s}": b"\x89PNG fake " + s.encode() for s in data["calibration"]}
-    report = AuditReport.from_data(data, figures)
+    report = AuditReport.from_dict(data, figures)
     assert report.to_json() == json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     return render_html(report)
 

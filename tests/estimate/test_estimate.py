@@ -336,7 +336,7 @@ def test_estimate_rates_joins_and_counts_by_hand() -> None:
     }  # fmt: skip
     # PPI with lam = 1: y = [1, 0, 0] on f = [1, 0, 1]; unlabelled f = [0, 1] (i3, i4)
     # estimate = mean([0, 1]) + mean([0, 0, -1]) = 0.5 - 1/3 = 1/6
-    assert rep.overall.rate == pytest.approx(1 / 6)
+    assert rep.overall.rate.value == pytest.approx(1 / 6)
     assert rep.overall.n_human == 3 and rep.overall.n_items == 5
 
 
@@ -400,8 +400,8 @@ def test_xstest_all_human_labels_give_the_human_rate(xstest_full) -> None:
     # the share of refusals (full or partial) among the human labels, counted here directly.
     finals = [lab.label for lab in labels if lab.source == "human:final"]
     want = sum(v in ("full_refusal", "partial_refusal") for v in finals) / len(finals)
-    assert rep.overall.rate == pytest.approx(want)
-    assert rep.overall.estimate.lam == 0.0
+    assert rep.overall.rate.value == pytest.approx(want)
+    assert rep.overall.lam == 0.0
     assert sorted(rep.groups) == ["gpt4", "llama2new", "llama2orig", "mistralguard",
                                   "mistralinstruct"]  # fmt: skip
     assert all(g.n_items == XS_PROMPTS for g in rep.groups.values())
@@ -417,7 +417,7 @@ def test_xstest_subsampled_human_labels_cover_the_full_rate(xstest_full, cheap: 
         rep = estimate_rates(labels, items, cheap=cheap, human="human:final",
                              human_fraction=0.1, seed=seed)  # fmt: skip
         truth = rep.held_back["overall"]
-        hits += rep.overall.ci[0] <= truth <= rep.overall.ci[1]
+        hits += truth in rep.overall.rate
         gains.append(rep.overall.gain)
         assert rep.counts["human"] == round(
             0.1 * (rep.counts["human"] + rep.counts["human_held_back"])
@@ -491,3 +491,38 @@ def test_cli_estimate_no_overlap(tmp_path: Path) -> None:
     assert res.returncode == 2
     assert "no item has both a scored 'judge:j' label and a scored 'human:h' label" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_estimate_rates_gives_typed_rows_on_the_bundled_xstest(xstest_sample: Path) -> None:
+    import tinyjudge
+    from tinyjudge.datasets.importers import run_import
+    from tinyjudge.estimate import RateComparison, RateRow
+    from tinyjudge.results import Interval
+
+    got = run_import("xstest", xstest_sample)
+    rep = tinyjudge.estimate_rates(
+        got.labels, got.items, cheap="judge:gpt-4", human="human:final",
+        by="metadata.answering_model", compare=("llama2orig", "mistralinstruct"),
+        human_fraction=0.2, seed=1,
+    )  # fmt: skip
+    saved = rep.to_dict()
+    for row, figures in [(rep.overall, saved["overall"]), *(
+        (rep.groups[g], saved["groups"][g]) for g in saved["groups"]
+    )]:  # fmt: skip
+        assert isinstance(row, RateRow) and isinstance(row.rate, Interval)
+        assert row.rate == Interval(figures["rate"], *figures["ci"])
+        assert row.human_only == Interval(figures["human_only"], *figures["human_only_ci"])
+        assert (row.n_human, row.n_items, row.lam) == (
+            figures["n_human"],
+            figures["n_items"],
+            figures["lambda"],
+        )
+        assert row.rate.low <= row.rate.value <= row.rate.high
+    assert rep.overall.method == saved["method"] == "ppi++" and rep.overall.level == 0.9
+    assert str(rep.overall.rate).startswith(f"{saved['overall']['rate']:.3f} [")
+    assert rep.overall.n_human == rep.counts["human"] and rep.overall.n_items == rep.counts["items"]
+    assert isinstance(rep.comparison, RateComparison)
+    assert rep.comparison.difference == Interval(
+        saved["comparison"]["difference"], *saved["comparison"]["ci"]
+    )
+    assert (rep.comparison.a, rep.comparison.b) == ("llama2orig", "mistralinstruct")

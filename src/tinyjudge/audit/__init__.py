@@ -1,8 +1,14 @@
-"""Audit: agreement between label sources, bias probes, reports (rates: ``tinyjudge.estimate``)."""
+"""Audit: agreement between label sources, bias probes, reports (rates: ``tinyjudge.estimate``).
+
+The package is also the verb: ``tinyjudge.audit(labels, items, reference="human:final")``
+is :func:`audit`, whose :class:`AuditReport` gives each comparison as a typed
+:class:`PairRow` (``report.pair(a, b).kappa``).
+"""
 
 from __future__ import annotations
 
-from tinyjudge.audit._report_data import with_exploit
+from tinyjudge._faces import callable_package
+from tinyjudge.audit._report_data import Confusion, PairRow, with_exploit
 from tinyjudge.audit.agreement import (
     BootstrapCI,
     PairedLabels,
@@ -23,7 +29,7 @@ from tinyjudge.audit.bias import (
     self_consistency,
     verbosity_bias,
 )
-from tinyjudge.audit.report import AuditReport, build_report, write_report
+from tinyjudge.audit.report import AuditReport, audit, write_report
 
 __all__: list[str] = [
     # agreement
@@ -45,8 +51,13 @@ __all__: list[str] = [
     "injection_flip_rate",
     "bias_report",
     # report
-    "build_report",
+    "audit",
     "write_report",
     "AuditReport",
+    "PairRow",
+    "Confusion",
     "with_exploit",
 ]
+
+
+callable_package(__name__, "audit")

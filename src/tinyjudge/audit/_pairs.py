@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal, NamedTuple
 
 from tinyjudge.errors import UsageError
-from tinyjudge.records import Label, index_labels, join_sources
+from tinyjudge.records import Label, SourceJoin, index_labels, join_sources
 
 __all__ = [
     "PairedLabels",
@@ -30,21 +30,15 @@ class PairedLabels(NamedTuple):
         item_ids: the items both sources scored, in the order of the first source's labels.
         a: source a's values on those items.
         b: source b's values on those items.
-        unscored_a: items both sources labelled where a's label is unscored.
-        unscored_b: the same for b (an item unscored by both counts in both).
-        n_unscored: items both sources labelled where at least one is unscored.
-        only_a: items that a labelled and b did not label at all.
-        only_b: items that b labelled and a did not.
+        join: the join they come from (:class:`~tinyjudge.records.SourceJoin`): what
+            was left out, ``join.unscored_a``, ``join.unscored_b``, ``join.n_unscored``
+            (either unscored), ``join.only_a`` and ``join.only_b`` (not labelled by the other).
     """
 
     item_ids: list[str]
     a: list[Any]
     b: list[Any]
-    unscored_a: int
-    unscored_b: int
-    n_unscored: int
-    only_a: int
-    only_b: int
+    join: SourceJoin
 
     @property
     def n(self) -> int:
@@ -107,11 +101,7 @@ def pair_labels(
         j.item_ids,
         [label_value(x, value) for x, _ in j.pairs],
         [label_value(y, value) for _, y in j.pairs],
-        j.unscored_a,
-        j.unscored_b,
-        j.n_unscored,
-        j.only_a,
-        j.only_b,
+        j,
     )
 
 

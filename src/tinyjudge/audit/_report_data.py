@@ -1,25 +1,126 @@
 """The audit report as a typed record: the sections of ``report.json``, and the plots.
 
-:class:`AuditReport` is what :func:`~tinyjudge.audit.report.build_report` returns and
-what the HTML templates render; :attr:`AuditReport.data` is the JSON written to
-``report.json``, section by section in the same order with the same keys.
+:class:`AuditReport` is what :func:`~tinyjudge.audit.report.audit` returns and
+what the HTML templates render; :meth:`AuditReport.to_dict` is the JSON written to
+``report.json``, section by section in the same order with the same keys. Each
+comparison of two sources is a :class:`PairRow`, whose statistics are
+:class:`~tinyjudge.results.Interval` values: ``report.pair(a, b).kappa`` prints as
+``0.718 [0.548, 0.865]``; in the JSON it is ``"kappa"`` with ``"kappa_ci"`` beside it.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypedDict
 
-from tinyjudge.errors import DataError
+from tinyjudge.errors import DataError, UsageError
+from tinyjudge.results import Interval, Result, fields_dict
 
-__all__ = ["AuditReport", "AuditMeta", "SourceSummary", "PairRow", "with_exploit"]
+__all__ = ["AuditReport", "AuditMeta", "SourceSummary", "PairRow", "Confusion", "with_exploit"]
 
-# One comparison of two sources (``a`` against ``b``): ``n``, the unscored and
-# one-sided counts, and each statistic with its ``<name>_ci``; JSON-ready.
-PairRow = dict[str, Any]
+# the counts every row has, in the JSON's order
+_COUNTS = ("a", "b", "n", "unscored", "unscored_a", "unscored_b", "only_a", "only_b")
+# the statistics written as ``<name>`` and ``<name>_ci``, in the JSON's order
+_STATS = ("accuracy", "kappa", "alpha", "kappa_quadratic", "alpha_ordinal")
+
+
+def _interval(value: float | None, ci: list[float | None]) -> Interval:
+    """The JSON's ``value`` and ``[low, high]`` as an Interval (``null`` is ``nan``)."""
+    return Interval(math.nan if value is None else value, ci[0], ci[1])
+
+
+@dataclass(frozen=True)
+class Confusion(Result):
+    """Counts of (row source's label, column source's label) over ``labels``, both ways."""
+
+    labels: list[str]
+    counts: list[list[int]]
+
+
+@dataclass(frozen=True)
+class PairRow:
+    """One comparison of two sources (``a`` against ``b``) on the items both scored.
+
+    Attributes:
+        a: the first source (the reference, for a row against it).
+        b: the second source.
+        n: items both sources gave a scored label.
+        unscored: items both labelled where at least one label is unscored.
+        unscored_a: of those, the items a left unscored.
+        unscored_b: the same for b.
+        only_a: items a labelled that b did not label at all.
+        only_b: items b labelled that a did not.
+        accuracy: share of the ``n`` items with the same label, with its bootstrap interval.
+        kappa: Cohen's kappa (nominal), with its interval.
+        alpha: Krippendorff's alpha (nominal), with its interval.
+        kappa_quadratic: quadratic-weighted kappa, on a scale (an ordered rubric) only.
+        alpha_ordinal: ordinal alpha, on a scale only.
+        n_clusters: groups the bootstrap resampled (``None`` where ``n`` is 0).
+        confusion: the confusion matrix (``None`` where ``n`` is 0).
+        spearman: rank correlation of the two sources' scores, where 3 or more items have both.
+        kendall: Kendall's tau of the same.
+        n_scores: items whose scores were compared (``None``: too few for the correlations).
+        reference_without: for a rater that is part of the reference, that rater; the
+            reference was then formed without it.
+        reference_of: the raters the reference was formed from then.
+
+    A statistic that could not be computed (``n`` is 0) has the value ``nan`` and no bounds.
+    """
+
+    a: str
+    b: str
+    n: int
+    unscored: int
+    unscored_a: int
+    unscored_b: int
+    only_a: int
+    only_b: int
+    accuracy: Interval
+    kappa: Interval
+    alpha: Interval
+    kappa_quadratic: Interval | None = None
+    alpha_ordinal: Interval | None = None
+    n_clusters: int | None = None
+    confusion: Confusion | None = None
+    spearman: float | None = None
+    kendall: float | None = None
+    n_scores: int | None = None
+    reference_without: str | None = None
+    reference_of: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row of ``report.json``: each statistic as ``<name>`` and ``<name>_ci``."""
+        out: dict[str, Any] = {name: getattr(self, name) for name in _COUNTS}
+        for name in _STATS:
+            got: Interval | None = getattr(self, name)
+            if got is not None:
+                out[name] = None if math.isnan(got.value) else got.value
+                out[f"{name}_ci"] = [got.low, got.high]
+        if self.n_clusters is not None:
+            out["n_clusters"] = self.n_clusters
+        if self.confusion is not None:
+            out["confusion"] = self.confusion.to_dict()
+        if self.n_scores is not None:
+            out |= {"spearman": self.spearman, "kendall": self.kendall, "n_scores": self.n_scores}
+        if self.reference_without is not None:
+            out |= {"reference_without": self.reference_without, "reference_of": self.reference_of}
+        return out
+
+    @classmethod
+    def from_dict(cls, row: dict[str, Any]) -> PairRow:
+        """A row of a saved ``report.json``."""
+        stats: dict[str, Any] = {s: _interval(row[s], row[f"{s}_ci"]) for s in _STATS if s in row}
+        confusion = Confusion(**row["confusion"]) if "confusion" in row else None
+        rest = ("n_clusters", "spearman", "kendall", "n_scores", "reference_without",
+                "reference_of")  # fmt: skip
+        return cls(
+            **{k: row[k] for k in _COUNTS}, **stats, confusion=confusion,
+            **{k: row[k] for k in rest if k in row},
+        )  # fmt: skip
 
 
 class AuditMeta(TypedDict):
@@ -54,12 +155,13 @@ class SourceSummary(TypedDict):
 
 @dataclass(frozen=True)
 class AuditReport:
-    """Figures for machines (the sections, :attr:`data`) and plots for people (``figures``).
+    """Figures for machines (the sections, :meth:`to_dict`) and plots for people (``figures``).
 
     Attributes:
         meta: the reference, sources, rubric(s), label order and bootstrap settings.
         sources: one :class:`SourceSummary` per source, the reference first.
-        pairs: every source against the reference, then each other pair.
+        pairs: every source against the reference, then each other pair; one
+            :meth:`pair` finds by its sources.
         raters: Krippendorff's alpha over groups of several sources.
         slices: ``{key: {value: [pair rows against the reference]}}``.
         calibration: per source with probabilities, its calibration against the reference.
@@ -83,31 +185,41 @@ class AuditReport:
     figures: dict[str, bytes] = field(default_factory=dict)
     exploit: dict[str, Any] | None = None
 
-    @property
-    def data(self) -> dict[str, Any]:
+    def pair(self, a: str, b: str) -> PairRow:
+        """The row comparing sources ``a`` and ``b``, named in either order.
+
+        Raises:
+            UsageError: no row compares the two (the message lists the sources present).
+        """
+        for row in self.pairs:
+            if {row.a, row.b} == {a, b} and a != b:
+                return row
+        raise UsageError(
+            f"no comparison of {a!r} with {b!r} in this report; sources: {self.meta['sources']}",
+            param="b" if a in self.meta["sources"] else "a",
+        )
+
+    def to_dict(self) -> dict[str, Any]:
         """The JSON figures (``report.json``): every section but ``figures``, in order."""
-        return {
-            "meta": self.meta,
-            "sources": self.sources,
-            "pairs": self.pairs,
-            "raters": self.raters,
-            "slices": self.slices,
-            "calibration": self.calibration,
-            "calibration_notes": self.calibration_notes,
-            "bias": self.bias,
-            "estimates": self.estimates,
-        } | ({"exploit": self.exploit} if self.exploit is not None else {})
+        data = fields_dict(self, skip=("figures", "exploit"))
+        return data | ({"exploit": self.exploit} if self.exploit is not None else {})
 
     @classmethod
-    def from_data(
+    def from_dict(
         cls, data: dict[str, Any], figures: dict[str, bytes] | None = None
     ) -> AuditReport:
         """A report from its JSON figures (a saved ``report.json``) and optional plots."""
-        return cls(**data, figures=dict(figures or {}))
+        rows = PairRow.from_dict
+        slices = {
+            key: {value: [rows(r) for r in got] for value, got in by_value.items()}
+            for key, by_value in data["slices"].items()
+        }
+        typed = {"pairs": [rows(r) for r in data["pairs"]], "slices": slices}
+        return cls(**(data | typed), figures=dict(figures or {}))
 
     def to_json(self) -> str:
         """``report.json``'s text: indented, non-ASCII kept, NaN refused."""
-        return json.dumps(self.data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 # what an exploit.json holds at least (tinyjudge.exploit's ExploitReport.to_dict)

@@ -161,7 +161,7 @@ def render_html(report: AuditReport) -> str:
     """The whole page for an :class:`~tinyjudge.audit.report.AuditReport`."""
     from tinyjudge.calibrate import METRIC_NAMES
 
-    data, figures = report.data, report.figures
+    data, figures = report.to_dict(), report.figures
     ref = report.meta["reference"]
     vs_ref = [r for r in data["pairs"] if r["a"] == ref]
     return (

@@ -1,45 +1,33 @@
 """The audit report: every label source against a reference and against each other.
 
-:func:`build_report` computes the figures (JSON-ready) and the plots (PNG bytes);
-:func:`write_report` writes the JSON for machines and one self-contained HTML file
-for people. ``n`` always counts items where both sources gave a scored label;
+:func:`audit` computes the figures (a typed :class:`AuditReport`, whose rows
+``report.pair(a, b)`` finds) and the plots (PNG bytes); :func:`write_report`
+writes the JSON for machines and one self-contained HTML file for people. The
+rows are computed in ``_rows``, the calibration, bias and rates sections in
+``_sections``. ``n`` always counts items where both sources gave a scored label;
 unscored labels are counted beside it, never turned into a class.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
+from functools import partial
 from itertools import combinations
 from typing import Any
 
-import numpy as np
-
-from tinyjudge._stats import BootstrapCI, bootstrap_ci, bootstrap_many
-from tinyjudge.audit._alpha import alpha_from_confusion, alpha_from_value_counts
 from tinyjudge.audit._consensus import final_without, other_raters, rater_of_final
-from tinyjudge.audit._encode import encode
-from tinyjudge.audit._kappa import kappa_from_confusion, kendall, spearman, weight_matrix
-from tinyjudge.audit._pairs import pair_labels, ratings_matrix
 from tinyjudge.audit._report_data import AuditMeta, AuditReport, PairRow, SourceSummary
+from tinyjudge.audit._rows import Table, pair_row, raters_row
+from tinyjudge.audit._sections import bias_section, calibration_section, estimates_section
 from tinyjudge.errors import TinyjudgeError, UsageError
 from tinyjudge.records import Item, Label, index_labels
 from tinyjudge.rubric import Rubric
 
-__all__ = ["AuditReport", "build_report", "write_report", "bias_section", "estimates_section"]
-
-Table = dict[str, dict[str, Label]]
-
-
-def _num(x: float | None) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
-
-
-def _ci(ci: BootstrapCI) -> list[float | None]:
-    return ci.interval()
+__all__ = ["AuditReport", "audit", "write_report"]
 
 
 def _class_order(
@@ -89,94 +77,6 @@ def _source_summary(source: str, labels: dict[str, Label], order: list[str]) -> 
     }
 
 
-def _pair_row(
-    table: Table,
-    a: str,
-    b: str,
-    order: list[str],
-    ordinal: bool,
-    group_of: Callable[[str], Any],
-    boot: dict[str, Any],
-) -> PairRow:
-    p = pair_labels(table, a, b)
-    row: PairRow = {
-        "a": a,
-        "b": b,
-        "n": p.n,
-        "unscored": p.n_unscored,
-        "unscored_a": p.unscored_a,
-        "unscored_b": p.unscored_b,
-        "only_a": p.only_a,
-        "only_b": p.only_b,
-    }
-    empty = {"accuracy": None, "accuracy_ci": [None, None], "kappa": None,
-             "kappa_ci": [None, None], "alpha": None, "alpha_ci": [None, None]}  # fmt: skip
-    if p.n == 0:
-        return row | empty
-    k = len(order)
-    ia, ib = encode(p.a, order, a), encode(p.b, order, b)
-    groups = [group_of(i) for i in p.item_ids]
-    w_nom = weight_matrix(k)
-
-    # One code per item, cell = a * k + b: a resample's confusion matrix is one bincount.
-    cells = ia * k + ib
-    memo: dict[str, Any] = {}
-
-    def cm(c: np.ndarray) -> np.ndarray:
-        # every statistic of one resample sees the same array; count it once
-        if memo.get("c") is not c:
-            memo["c"], memo["m"] = c, np.bincount(c, minlength=k * k).reshape(k, k)
-        return memo["m"]
-
-    stats: dict[str, Callable[[np.ndarray], float]] = {
-        "accuracy": lambda c: float(np.trace(cm(c))) / len(c),
-        "kappa": lambda c: kappa_from_confusion(cm(c), w_nom),
-        "alpha": lambda c: alpha_from_confusion(cm(c)),
-    }
-    if ordinal:
-        w_q = weight_matrix(k, "quadratic")
-        stats["kappa_quadratic"] = lambda c: kappa_from_confusion(cm(c), w_q)
-        stats["alpha_ordinal"] = lambda c: alpha_from_confusion(cm(c), "ordinal")
-    for name, ci in bootstrap_many(stats, cells, groups=groups, **boot).items():
-        row[name], row[f"{name}_ci"] = _num(ci.estimate), _ci(ci)
-    row["n_clusters"] = len(set(groups))
-    row["confusion"] = {"labels": order, "counts": cm(cells).tolist()}
-    scores = pair_labels(table, a, b, value="score")
-    if scores.n >= 3:
-        row["spearman"] = _num(spearman(scores.a, scores.b))
-        row["kendall"] = _num(kendall(scores.a, scores.b))
-        row["n_scores"] = scores.n
-    return row
-
-
-def _raters(table: Table, sources: list[str], order: list[str], group_of, boot) -> dict:
-    """Krippendorff's alpha over several sources at once (missing ratings allowed)."""
-    item_ids, rows = ratings_matrix(table, sources)
-    index = {c: j for j, c in enumerate(order)}
-    counts = np.zeros((len(item_ids), len(order)))
-    for row in rows:
-        for u, v in enumerate(row):
-            if v is not None:
-                counts[u, index[v]] += 1
-    rated = counts.sum(axis=1) >= 2
-    out: dict[str, Any] = {"sources": sources, "n_items": int(rated.sum())}
-    if not rated.any():
-        return out | {"alpha": None, "alpha_ci": [None, None]}
-    units = np.flatnonzero(rated)
-    groups = [group_of(item_ids[u]) for u in units]
-    ci = bootstrap_ci(
-        lambda idx: alpha_from_value_counts(counts[idx]), units, groups=groups, **boot
-    )
-    out |= {"alpha": _num(ci.estimate), "alpha_ci": _ci(ci)}
-    full = counts.sum(axis=1) == len(sources)
-    if full.sum() and len(sources) >= 2:
-        from tinyjudge.audit._kappa import fleiss_kappa_from_counts
-
-        out["fleiss_kappa"] = _num(fleiss_kappa_from_counts(counts[full]))
-        out["n_items_all_raters"] = int(full.sum())
-    return out
-
-
 def _panel_members(table: Table) -> list[str]:
     """The judge sources that sit on a panel whose labels are in ``table`` (the panel left out)."""
     from tinyjudge.judge import is_panel_label
@@ -189,93 +89,6 @@ def _panel_members(table: Table) -> list[str]:
         for member in lab.raw["panel"]
     }
     return sorted(s for s in table if s in said)
-
-
-def _calibration(table, reference, source, order, group_of, boot, method, figures) -> dict | None:
-    from tinyjudge.calibrate import (
-        calibration_metrics,
-        cross_fit,
-        is_one_hot,
-        probs_matrix,
-        reliability_diagram,
-    )
-
-    p = pair_labels(table, reference, source)
-    if p.n == 0 or not any(table[source][i].probs for i in p.item_ids):
-        return None
-    P = probs_matrix([table[source][i] for i in p.item_ids], order)
-    if source.startswith("human:") and is_one_hot(P):
-        return None  # a person's plain verdicts say nothing about confidence
-    y = encode(p.a, order, reference)
-    groups = [group_of(i) for i in p.item_ids]
-    kw = {"groups": groups, "n_boot": boot["n_boot"], "seed": boot["seed"]}
-    metrics = calibration_metrics(y, P, level=boot["level"], **kw)
-    out: dict[str, Any] = {
-        "n": p.n,
-        "one_hot": is_one_hot(P),
-        "metrics": {m: {"value": _num(c.estimate), "ci": _ci(c)} for m, c in metrics.items()},
-    }
-    series = {source: P}
-    if len(set(groups)) >= 5 and p.n >= 50:
-        cf = cross_fit(method, P, y, **kw)
-        out["cross_fitted"] = {
-            "method": method,
-            "folds": 5,
-            "metrics": {
-                m: {"value": _num(c.estimate), "ci": _ci(c)} for m, c in cf.metrics_after.items()
-            },
-        }
-        series[f"{source} + {method} (held out)"] = cf.after
-    if not out["one_hot"]:
-        figures[f"reliability:{source}"] = reliability_diagram(
-            y, series, title=f"{source} against {reference}"
-        )
-    return out
-
-
-def bias_section(labels: Sequence[Label], items: Sequence[Item] | None, **kw: Any) -> dict:
-    """The bias probes that apply to these labels: ``tinyjudge.audit.bias.bias_report``.
-
-    Position bias needs both-order pairwise labels, verbosity bias pairwise items,
-    self-consistency repeated samples; sources without them get no probe.
-    """
-    from tinyjudge.audit.bias import bias_report
-
-    return bias_report(labels, items, **kw)
-
-
-def estimates_section(
-    labels: Sequence[Label],
-    items: Sequence[Item] | None,
-    *,
-    reference: str,
-    cheap: Sequence[str],
-    by: str | None,
-    level: float,
-    seed: int,
-    rubric: Rubric | None = None,
-    cluster: str | None = None,
-) -> dict[str, Any]:
-    """The rate of the rubric's behaviour from each cheap source plus the reference (PPI).
-
-    Uses :func:`tinyjudge.estimate.estimate_rates`; a source it cannot use
-    (no rubric with ``positive`` labels, too few reference labels) gets a note.
-    With ``cluster`` (the audit's ``group_by``) the intervals are cluster-robust.
-    """
-    from tinyjudge.estimate import estimate_rates
-
-    out: dict[str, Any] = {"by": by, "cluster": cluster, "level": level, "sources": {}, "notes": []}
-    for source in cheap:
-        try:
-            rep = estimate_rates(
-                labels, items, cheap=source, human=reference, rubric=rubric, by=by,
-                level=level, seed=seed, cluster=cluster,
-            )  # fmt: skip
-        except TinyjudgeError as e:
-            out["notes"].append(f"{source}: no estimate ({e})")
-            continue
-        out["sources"][source] = rep.to_dict()
-    return out
 
 
 def _check_overlap(
@@ -299,7 +112,7 @@ def _check_overlap(
         )
 
 
-def build_report(
+def audit(
     labels: Sequence[Label],
     items: Sequence[Item] | None = None,
     *,
@@ -365,7 +178,7 @@ def build_report(
         return item_id if value is None else value
 
     def row(t: Table, a: str, b: str) -> PairRow:
-        return _pair_row(t, a, b, order_, ordinal, group_of, boot)
+        return pair_row(t, a, b, order_, ordinal, group_of, boot)
 
     def reference_row(t: Table, s: str) -> PairRow:
         """``s`` against the reference; a rater against the final label of the others."""
@@ -373,7 +186,7 @@ def build_report(
             return row(t, reference, s)
         others = ", ".join(other_raters(t, s)) or "no other rater"
         compared = row({**t, reference: final_without(t, s, order_)}, reference, s)
-        return compared | {"reference_without": s, "reference_of": others}
+        return replace(compared, reference_without=s, reference_of=others)
 
     meta: AuditMeta = {
         "reference": reference,
@@ -394,7 +207,7 @@ def build_report(
     pairs += [row(table, a, b) for a, b in combinations(others, 2)]
     humans = [s for s in others if s.startswith("human:")]
     raters = [
-        _raters(table, group, order_, group_of, boot) | {"name": name}
+        raters_row(table, group, order_, group_of, boot) | {"name": name}
         for name, group in (
             ("people (reference left out)", humans),
             ("a panel's judges", _panel_members(table)),
@@ -413,11 +226,17 @@ def build_report(
     figures: dict[str, bytes] = {}
     calib = {}
     notes: list[str] = []
+    from tinyjudge.calibrate import calibrate_source
+
+    # the calibration section measures its own intervals: the fit's need no resamples
+    calibrate = partial(calibrate_source, items=items, group_by=group_by, n_boot=1, seed=seed,
+                        if_worse="keep")  # fmt: skip
     for s in others:
         try:
-            got = _calibration(
-                table, reference, s, order_, group_of, boot, calibration_method, figures
-            )
+            got = calibration_section(
+                table, reference, s, order_, group_of, boot, calibration_method, figures,
+                calibrate,
+            )  # fmt: skip
         except TinyjudgeError as e:  # e.g. probs over classes the reference never uses
             notes.append(f"calibration of {s}: not measured ({e})")
             continue

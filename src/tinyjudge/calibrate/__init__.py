@@ -36,13 +36,10 @@ if TYPE_CHECKING:
         PlattScaling,
         TemperatureScaling,
         VectorScaling,
-        check_probs,
         make_calibrator,
     )
-    from ._card import model_card_section
     from ._crossfit import CrossFitResult, cross_fit
     from ._data import (
-        CALIBRATION_FILE,
         calibrator_state,
         is_one_hot,
         load_calibrator,
@@ -57,7 +54,7 @@ if TYPE_CHECKING:
         save_source_calibration,
         write_model_calibration,
     )
-    from ._guard import IF_WORSE, MethodCheck, compare_methods
+    from ._guard import MethodCheck, compare_methods
     from ._metrics import (
         METRIC_NAMES,
         METRICS,
@@ -77,14 +74,13 @@ if TYPE_CHECKING:
 # when the CLI starts, and that must not load scipy or scikit-learn.
 _WHERE = {
     "._calibrators": "BaseCalibrator TemperatureScaling VectorScaling PlattScaling "
-    "IsotonicCalibration CALIBRATORS make_calibrator check_probs",
-    "._card": "model_card_section",
+    "IsotonicCalibration CALIBRATORS make_calibrator",
     "._crossfit": "cross_fit CrossFitResult",
-    "._data": "save_calibrator load_calibrator calibrator_state CALIBRATION_FILE probs_matrix "
+    "._data": "save_calibrator load_calibrator calibrator_state probs_matrix "
     "is_one_hot",
     "._fit": "calibrate_model calibrate_source calibrate_source_methods save_model_calibration "
     "write_model_calibration save_source_calibration",
-    "._guard": "compare_methods MethodCheck IF_WORSE",
+    "._guard": "compare_methods MethodCheck",
     "._metrics": "expected_calibration_error max_calibration_error brier_score nll "
     "reliability_curve ReliabilityCurve calibration_metrics METRICS METRIC_NAMES",
     "._model": "calibrate CalibratableModel CalibrationWarning",

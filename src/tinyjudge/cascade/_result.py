@@ -9,7 +9,7 @@ from typing import Any
 from tinyjudge.config import Config, option
 from tinyjudge.errors import UsageError
 from tinyjudge.records import Label
-from tinyjudge.results import Interval
+from tinyjudge.results import Interval, fields_dict
 
 from ._bound import ThresholdChoice
 
@@ -85,18 +85,11 @@ class StageResult:
         return self.kept / self.reached if self.reached else math.nan
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form."""
-        return {
-            "decided_by": self.decided_by,
-            "reference": self.reference,
-            "threshold": self.threshold,
+        """The JSON form: the fields but ``choice``, then what follows from them and the
+        thresholds tested (``tests``)."""
+        return fields_dict(self, skip=("choice",)) | {
             "guaranteed": self.guaranteed,
-            "calibration_n": self.calibration_n,
             "calibration_kept": self.choice.chosen.n if self.choice.chosen else 0,
-            "calibration_agreement": self.calibration_agreement.to_dict(),
-            "lower_bound": self.lower_bound,
-            "reached": self.reached,
-            "kept": self.kept,
             "share_kept": None if math.isnan(self.share_kept) else self.share_kept,
             "tests": self.choice.to_dict()["tests"],
         }

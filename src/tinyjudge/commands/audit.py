@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
 
-from tinyjudge._present import format_interval
+if TYPE_CHECKING:
+    from tinyjudge.audit import PairRow
 
 from ._io import (
     labels_rubric,
@@ -52,7 +53,7 @@ def command(
 ) -> None:
     """Agreement, bias probes and an HTML report for any label sources."""
     from tinyjudge._stats import check_n_boot
-    from tinyjudge.audit.report import build_report, write_report
+    from tinyjudge.audit import audit, write_report
     from tinyjudge.datasets.jsonl import read_items
 
     check_n_boot(n_boot)  # before any file is read: 10^9 resamples would not fit in memory
@@ -75,7 +76,7 @@ def command(
     rub = rub or labels_rubric(all_labels, labels, rubric_id)
     item_list = read_items(items) if items is not None else None
     scale = [s.strip() for s in order.split(",") if s.strip()] if order else None
-    result = build_report(
+    result = audit(
         all_labels,
         item_list,
         reference=reference,
@@ -91,11 +92,10 @@ def command(
 
         result = with_exploit(result, exploit)
     write_report(result, report, json_out)
-    meta = result.data["meta"]
-    level = f"{meta['level']:.0%}"
-    rows = [r for r in result.data["pairs"] if r["a"] == reference]
+    level = f"{result.meta['level']:.0%}"
+    rows = [r for r in result.pairs if r.a == reference]
     out.print(_agreement_table(f"agreement with {reference} ({level} CIs)", "source", rows))
-    for key, by_value in result.data.get("slices", {}).items():
+    for key, by_value in result.slices.items():
         sliced = [(value, r) for value, got in by_value.items() for r in got]
         title = f"agreement with {reference} by {key} ({level} CIs)"
         out.print(_agreement_table(title, key.split(".")[-1], [r for _, r in sliced], sliced))
@@ -107,7 +107,7 @@ def command(
 
 
 def _agreement_table(
-    title: str, first: str, rows: list[dict[str, Any]], sliced: list[tuple[str, Any]] | None = None
+    title: str, first: str, rows: list[PairRow], sliced: list[tuple[str, PairRow]] | None = None
 ) -> Table:
     """One row per source (per slice value and source, when ``sliced``)."""
     table = Table(title=title)
@@ -116,10 +116,10 @@ def _agreement_table(
         table.add_column(col, justify="left" if col in (first, "source") else "right")
     values = [v for v, _ in sliced] if sliced else [None] * len(rows)
     for value, r in zip(values, rows, strict=True):
-        name = r["b"] + (" (vs the others' final)" if r.get("reference_without") else "")
+        name = r.b + (" (vs the others' final)" if r.reference_without else "")
         table.add_row(
             *([value, name] if value is not None else [name]),
-            str(r["n"]), str(r["unscored"]), format_interval(r["accuracy"]),
-            format_interval(r["kappa"], r["kappa_ci"]), format_interval(r["alpha"]),
+            str(r.n), str(r.unscored), r.accuracy.shown(bounds=False), r.kappa.shown(),
+            r.alpha.shown(bounds=False),
         )  # fmt: skip
     return table

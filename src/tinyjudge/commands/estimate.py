@@ -11,12 +11,13 @@ from rich import box
 from rich.table import Table
 
 from tinyjudge.errors import UsageError
+from tinyjudge.results import Interval
 
 from ._io import labels_rubric, out, read_label_files, refuse_writing_over_inputs, resolve_rubric
 from ._overlap import allow_overlap_option, model_dir_option, refuse_people_overlap
 
 if TYPE_CHECKING:
-    from tinyjudge.estimate import RateEstimate, RateReport
+    from tinyjudge.estimate import RateReport, RateRow
 
 __all__ = ["command", "report_table"]
 
@@ -25,8 +26,13 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def _ci(ci: tuple[float, float]) -> str:
-    return f"{100 * ci[0]:.1f}-{100 * ci[1]:.1f}"
+def _percent(x: Interval) -> Interval:
+    return Interval(100 * x.value, *(None if b is None else 100 * b for b in (x.low, x.high)))
+
+
+def _ci(x: Interval) -> str:
+    p = _percent(x)
+    return f"{p.low:.1f}-{p.high:.1f}"
 
 
 def report_table(report: RateReport) -> Table:
@@ -35,8 +41,8 @@ def report_table(report: RateReport) -> Table:
     Rates are in percent; ``gain`` is the effective number of human labels over
     the real number (what the cheap labels bought), ``lam`` the weight they got.
     """
-    level = report.overall.estimate.level
-    method = report.overall.estimate.method
+    level = report.overall.level
+    method = report.overall.method
     clustered = (
         f", clustered by {report.cluster} ({report.overall.n_clusters} clusters)"
         if report.cluster
@@ -53,17 +59,17 @@ def report_table(report: RateReport) -> Table:
     table.add_column(report.by.split(".")[-1] if report.by else "items", no_wrap=True)
     for col in ["rate", method, "human-only", "n human", "N cheap", "lam", "gain"]:
         table.add_column(col, justify="right", no_wrap=True)
-    rows: list[tuple[str, RateEstimate]] = list(report.groups.items())
+    rows: list[tuple[str, RateRow]] = list(report.groups.items())
     rows.append(("all", report.overall))
     for name, r in rows:
         table.add_row(
             name,
-            f"{100 * r.rate:.1f}",
-            _ci(r.ci),
-            _ci(r.human_only.ci),
+            f"{100 * r.rate.value:.1f}",
+            _ci(r.rate),
+            _ci(r.human_only),
             str(r.n_human),
             str(r.n_items),
-            f"{r.estimate.lam:.2f}",
+            f"{r.lam:.2f}",
             f"{r.gain:.1f}x",
         )
     return table
@@ -138,13 +144,12 @@ def command(
     if report.held_back:
         shown = ", ".join(f"{g} {_pct(v)}" for g, v in report.held_back.items())
         out.print(f"rate from all {human} labels (held back): {shown}", markup=False)
-    if report.comparison is not None and report.compare is not None:
-        d, a, b = report.comparison, *report.compare
+    if report.comparison is not None:
+        d = report.comparison
+        p, alone = _percent(d.difference), _percent(d.human_only)
         out.print(
-            f"{a} - {b}: {100 * d.estimate.estimate:+.1f} points, {method} {level:.0%} CI "
-            f"[{100 * d.estimate.ci[0]:+.1f}, {100 * d.estimate.ci[1]:+.1f}]; human-only "
-            f"{100 * d.human_only.estimate:+.1f} [{100 * d.human_only.ci[0]:+.1f}, "
-            f"{100 * d.human_only.ci[1]:+.1f}]",
+            f"{d.a} - {d.b}: {p.value:+.1f} points, {method} {level:.0%} CI "
+            f"[{p.low:+.1f}, {p.high:+.1f}]; human-only {alone:+.1f}",
             markup=False,
         )
     if json_out is not None:

@@ -2,13 +2,15 @@
 
 The array-level statistics (:func:`ppi_mean`, :func:`estimate_rate`,
 :func:`compare_rates`, :func:`select_for_labelling`) are pure functions; the
-label-level layer joins :class:`~tinyjudge.records.Label` records by item.
+label-level layer joins :class:`~tinyjudge.records.Label` records by item, and
+:func:`estimate_rates` returns typed rows (:class:`RateRow`, whose ``rate`` is an
+:class:`~tinyjudge.results.Interval`).
 """
 
 from __future__ import annotations
 
 from ._active import select_for_labelling, stratified_ppi_mean
-from ._labels import RateReport, behaviour_value, estimate_rates
+from ._labels import behaviour_value, estimate_rates
 from ._ppi import (
     Difference,
     MeanEstimate,
@@ -17,12 +19,22 @@ from ._ppi import (
     ppi_mean,
     wilson_mean,
 )
-from ._rates import METHODS, Method, RateDifference, RateEstimate, compare_rates, estimate_rate
+from ._rates import (
+    METHODS,
+    Method,
+    RateCounts,
+    RateDifference,
+    RateEstimate,
+    compare_rates,
+    estimate_rate,
+)
+from ._report import RateComparison, RateReport, RateRow
 
 __all__ = [
     "MeanEstimate",
     "Difference",
     "RateEstimate",
+    "RateCounts",
     "RateDifference",
     "Method",
     "METHODS",
@@ -35,6 +47,8 @@ __all__ = [
     "estimate_rates",
     "behaviour_value",
     "RateReport",
+    "RateRow",
+    "RateComparison",
     "select_for_labelling",
     "stratified_ppi_mean",
 ]

@@ -9,9 +9,7 @@ labels are counted, never turned into a class.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -19,9 +17,10 @@ from tinyjudge.errors import RubricError, UsageError
 from tinyjudge.records import Item, Label, join_sources
 from tinyjudge.rubric import Rubric, load_rubric
 
-from ._rates import Method, RateDifference, RateEstimate, compare_rates, estimate_rate
+from ._rates import Method, compare_rates, estimate_rate
+from ._report import RateComparison, RateReport, RateRow
 
-__all__ = ["RateReport", "behaviour_value", "estimate_rates"]
+__all__ = ["behaviour_value", "estimate_rates"]
 
 MISSING_GROUP = "(missing)"
 
@@ -49,92 +48,6 @@ def behaviour_value(label: Label, rubric: Rubric) -> float:
             "probability in [0, 1], and no probs or label to read the behaviour from"
         )
     return score
-
-
-class RateReport(NamedTuple):
-    """Rates of a behaviour, overall and per group, from a cheap and a human source.
-
-    Attributes:
-        rubric: the rubric's id.
-        cheap: the cheap source, e.g. ``judge:gpt-4``.
-        human: the human source, e.g. ``human:final``.
-        by: the grouping key, e.g. ``metadata.answering_model`` (None: no groups).
-        overall: the estimate over all items.
-        groups: one estimate per group value.
-        comparison: ``rate(A) - rate(B)`` when two groups were compared.
-        compare: the two groups compared.
-        counts: items and labels used and left out, by reason.
-        held_back: when human labels were subsampled, the rate from all of them
-            (``overall`` and each group): a check on the estimate.
-        cluster: the item key the intervals are clustered by (None: items independent).
-        positive: the rubric's labels whose rate this is.
-    """
-
-    rubric: str
-    cheap: str
-    human: str
-    by: str | None
-    overall: RateEstimate
-    groups: dict[str, RateEstimate]
-    comparison: RateDifference | None
-    compare: tuple[str, str] | None
-    counts: dict[str, int]
-    held_back: dict[str, float]
-    cluster: str | None = None
-    positive: tuple[str, ...] = ()
-
-    @property
-    def behaviour(self) -> str:
-        """What the rate is of: the rubric's positive labels (``full_refusal or ...``)."""
-        return " or ".join(self.positive) or f"{self.rubric} positive"
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready figures (infinite values become None)."""
-        out: dict[str, Any] = {
-            "rubric": self.rubric,
-            "cheap": self.cheap,
-            "human": self.human,
-            "by": self.by,
-            "cluster": self.cluster,
-            "level": self.overall.estimate.level,
-            "method": self.overall.estimate.method,
-            "overall": _rate_dict(self.overall),
-            "groups": {g: _rate_dict(r) for g, r in self.groups.items()},
-            "counts": dict(self.counts),
-        }
-        if self.held_back:
-            out["all_human_rate"] = dict(self.held_back)
-        if self.comparison is not None and self.compare is not None:
-            c = self.comparison
-            out["comparison"] = {
-                "a": self.compare[0],
-                "b": self.compare[1],
-                "difference": c.estimate.estimate,
-                "ci": list(c.estimate.ci),
-                "human_only": c.human_only.estimate,
-                "human_only_ci": list(c.human_only.ci),
-            }
-        return out
-
-
-def _finite(x: float) -> float | None:
-    return float(x) if math.isfinite(x) else None
-
-
-def _rate_dict(r: RateEstimate) -> dict[str, Any]:
-    return {
-        "rate": r.rate,
-        "ci": list(r.ci),
-        "lambda": r.estimate.lam,
-        "human_only": r.human_only.estimate,
-        "human_only_ci": list(r.human_only.ci),
-        "n_human": r.n_human,
-        "n_items": r.n_items,
-        "cheap_mean": r.cheap_mean,
-        "effective_n": _finite(r.effective_n),
-        "gain": _finite(r.gain),
-        "n_clusters": r.n_clusters,
-    }
 
 
 def _by_source(
@@ -207,7 +120,8 @@ def estimate_rates(
             its own cluster (counted in ``counts["no_cluster"]``).
 
     Returns:
-        A :class:`RateReport`. ``counts`` holds ``items`` (scored by the cheap
+        A :class:`RateReport` of typed rows (``report.overall.rate`` is an
+        :class:`~tinyjudge.results.Interval`). ``counts`` holds ``items`` (scored by the cheap
         source), ``human`` (used), ``unscored_cheap``, ``unscored_human``,
         ``human_without_cheap``, ``not_in_items`` and ``human_held_back``.
 
@@ -284,17 +198,18 @@ def estimate_rates(
     def clusters_of(members: list[str]) -> list[str] | None:
         return [where[i] for i in members] if where else None
 
-    def fit(members: list[str], what: str) -> RateEstimate:
+    def fit(members: list[str], what: str) -> RateRow:
         try:
-            return estimate_rate(
+            got = estimate_rate(
                 *arrays(members), level=level, method=method, n_strata=n_strata,
                 clusters=clusters_of(members),
             )  # fmt: skip
         except UsageError as e:
             raise UsageError(f"{what}: {e}", param=e.param) from None
+        return RateRow.of(got)
 
     overall = fit(ids, "all items")
-    groups: dict[str, RateEstimate] = {}
+    groups: dict[str, RateRow] = {}
     if by is not None:
         for g in sorted(set(group.values())):
             groups[g] = fit([i for i in ids if group[i] == g], f"group {by}={g}")
@@ -306,11 +221,12 @@ def estimate_rates(
                 f"no group {missing[0]!r} under {by!r}; groups present: {sorted(groups)}"
             )
         a, b = ([i for i in ids if group[i] == g] for g in compare)
-        comparison = compare_rates(
+        difference = compare_rates(
             *arrays(a), *arrays(b), level=level, method=method, n_strata=n_strata,
             clusters_a=clusters_of(a), clusters_b=clusters_of(b),
         )  # fmt: skip
+        comparison = RateComparison.of(*compare, difference)
     return RateReport(
-        rub.id, cheap, human, by, overall, groups, comparison, compare, counts, held_back, cluster,
+        rub.id, cheap, human, by, overall, groups, comparison, counts, held_back, cluster,
         tuple(rub.positive),
     )  # fmt: skip

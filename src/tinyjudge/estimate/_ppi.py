@@ -24,6 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from tinyjudge.errors import UsageError
+from tinyjudge.results import Interval
 
 __all__ = [
     "MeanEstimate",
@@ -64,6 +65,11 @@ class MeanEstimate(NamedTuple):
     level: float
     method: str
 
+    @property
+    def interval(self) -> Interval:
+        """The estimate with its interval, printing as ``0.123 [0.101, 0.148]``."""
+        return Interval(self.estimate, *self.ci)
+
 
 class Difference(NamedTuple):
     """``a - b`` of two estimates on disjoint items, with its interval."""
@@ -73,6 +79,11 @@ class Difference(NamedTuple):
     se: float
     level: float
     method: str
+
+    @property
+    def interval(self) -> Interval:
+        """The difference with its interval."""
+        return Interval(self.estimate, *self.ci)
 
 
 def z_value(level: float) -> float:

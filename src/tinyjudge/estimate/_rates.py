@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal, NamedTuple
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypedDict
 
 import numpy as np
 
 from tinyjudge.errors import UsageError
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 from ._active import _probabilities, stratified_ppi_mean
 from ._ppi import (
@@ -28,19 +32,27 @@ from ._ppi import (
     z_value,
 )
 
-__all__ = ["Method", "METHODS", "RateEstimate", "RateDifference", "estimate_rate", "compare_rates"]
+__all__ = [
+    "Method",
+    "METHODS",
+    "RateCounts",
+    "RateEstimate",
+    "RateDifference",
+    "RateOptions",
+    "estimate_rate",
+    "compare_rates",
+]
 
 Method = Literal["ppi++", "ppi", "stratified"]
 METHODS: tuple[str, ...] = ("ppi++", "ppi", "stratified")
 
 
-class RateEstimate(NamedTuple):
-    """A rate with its prediction-powered and human-only intervals.
+@dataclass(frozen=True)
+class RateCounts:
+    """What a rate estimate counts beside its intervals (shared by :class:`RateEstimate`
+    and the typed row of :func:`~tinyjudge.estimate.estimate_rates`).
 
     Attributes:
-        estimate: the prediction-powered estimate (PPI++, PPI or stratified).
-        human_only: the estimate from the human labels alone (Wilson; for the
-            stratified design, the bin-weighted human mean).
         n_human: items with a human label (and a cheap prediction).
         n_items: items with a cheap prediction (N, the population the rate is of).
         cheap_mean: the plain mean of the cheap predictions: what trusting the
@@ -51,14 +63,30 @@ class RateEstimate(NamedTuple):
         n_clusters: clusters the intervals are robust to (0: items taken as independent).
     """
 
-    estimate: MeanEstimate
-    human_only: MeanEstimate
     n_human: int
     n_items: int
     cheap_mean: float
     effective_n: float
     gain: float
-    n_clusters: int = 0
+    n_clusters: int
+
+    def counts(self) -> dict[str, Any]:
+        """These fields by name (to build another result of the same counts)."""
+        return {f.name: getattr(self, f.name) for f in fields(RateCounts)}
+
+
+@dataclass(frozen=True)
+class RateEstimate(RateCounts):
+    """A rate with its prediction-powered and human-only intervals, and its counts.
+
+    Attributes:
+        estimate: the prediction-powered estimate (PPI++, PPI or stratified).
+        human_only: the estimate from the human labels alone (Wilson; for the
+            stratified design, the bin-weighted human mean).
+    """
+
+    estimate: MeanEstimate
+    human_only: MeanEstimate
 
     @property
     def rate(self) -> float:
@@ -162,9 +190,18 @@ def estimate_rate(
         eff = float(has.sum()) if base.se == 0 else math.inf
     gain = eff / has.sum()
     return RateEstimate(
-        _clip(est), _clip(base), int(has.sum()), int(f.size), float(f.mean()), float(eff), gain,
-        n_clusters,
+        n_human=int(has.sum()), n_items=int(f.size), cheap_mean=float(f.mean()),
+        effective_n=float(eff), gain=gain, n_clusters=n_clusters, estimate=_clip(est),
+        human_only=_clip(base),
     )  # fmt: skip
+
+
+class RateOptions(TypedDict, total=False):
+    """:func:`estimate_rate`'s options that :func:`compare_rates` gives both sides."""
+
+    level: float
+    method: Method
+    n_strata: int
 
 
 def compare_rates(
@@ -173,28 +210,24 @@ def compare_rates(
     cheap_b: ArrayLike,
     human_b: ArrayLike,
     *,
-    level: float = 0.9,
-    method: Method = "ppi++",
-    n_strata: int = 5,
     clusters_a: Sequence[object] | np.ndarray | None = None,
     clusters_b: Sequence[object] | np.ndarray | None = None,
+    **options: Unpack[RateOptions],
 ) -> RateDifference:
     """The difference of a behaviour's rate between two disjoint sets of items.
 
-    For A/B checkpoints: each side is estimated as in :func:`estimate_rate` and,
-    the two samples being independent, the variances add. The human-only
-    difference uses Newcombe's hybrid score interval (uniform designs), or with
-    clusters the difference of the two clustered normal intervals.
+    For A/B checkpoints: each side is estimated as in :func:`estimate_rate` (with
+    its ``level``, ``method`` and ``n_strata``) and, the two samples being
+    independent, the variances add. The human-only difference uses Newcombe's
+    hybrid score interval (uniform designs), or with clusters the difference of
+    the two clustered normal intervals.
     """
-    a = estimate_rate(
-        cheap_a, human_a, level=level, method=method, n_strata=n_strata, clusters=clusters_a
-    )
-    b = estimate_rate(
-        cheap_b, human_b, level=level, method=method, n_strata=n_strata, clusters=clusters_b
-    )
-    if method == "stratified" or clusters_a is not None or clusters_b is not None:
+    a = estimate_rate(cheap_a, human_a, clusters=clusters_a, **options)
+    b = estimate_rate(cheap_b, human_b, clusters=clusters_b, **options)
+    if options.get("method") == "stratified" or clusters_a is not None or clusters_b is not None:
         base = difference(a.human_only, b.human_only)
     else:
         ya, yb = np.asarray(human_a, dtype=float), np.asarray(human_b, dtype=float)
+        level = a.estimate.level
         base = newcombe_difference(ya[~np.isnan(ya)], yb[~np.isnan(yb)], level=level)
     return RateDifference(difference(a.estimate, b.estimate), base, a, b)

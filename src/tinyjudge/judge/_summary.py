@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, overload
 
 from tinyjudge.records import Label
+from tinyjudge.results import fields_dict
 
 __all__ = ["Summary", "Judgment"]
 
@@ -39,9 +40,8 @@ class Summary:
         return self.flips / self.pairs if self.pairs else None
 
     def as_dict(self) -> dict[str, Any]:
-        d = {k: v for k, v in self.__dict__.items()}
-        d["flip_rate"] = self.flip_rate
-        return d
+        """The figures as JSON: the fields and ``flip_rate``."""
+        return fields_dict(self) | {"flip_rate": self.flip_rate}
 
     def lines(self) -> list[str]:
         """The summary as short lines for a terminal."""
@@ -110,10 +110,5 @@ class Judgment(Sequence[Label]):
 
     def as_dict(self) -> dict[str, Any]:
         """The ``--summary`` JSON: the summary's figures, the source, rubric and reasons."""
-        return {
-            **self.summary.as_dict(),
-            "source": self.source,
-            "rubric": self.rubric,
-            "rubric_hash": self.rubric_hash,
-            "unscored_reasons": self.unscored_reasons,
-        }
+        run = fields_dict(self, skip=("labels", "summary"))  # source, rubric, rubric_hash
+        return {**self.summary.as_dict(), **run, "unscored_reasons": self.unscored_reasons}

@@ -1,0 +1,160 @@
+"""The typed result of :func:`~tinyjudge.estimate.estimate_rates`: one row per group.
+
+Each :class:`RateRow` holds the prediction-powered rate and the human-only one as
+:class:`~tinyjudge.results.Interval` values (``row.rate`` prints as
+``0.123 [0.101, 0.148]``) beside the counts; :meth:`RateReport.to_dict` writes the
+same JSON as ``tinyjudge estimate --json``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from tinyjudge.results import Interval
+
+from ._rates import RateCounts, RateDifference, RateEstimate
+
+__all__ = ["RateRow", "RateComparison", "RateReport"]
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+@dataclass(frozen=True)
+class RateRow(RateCounts):
+    """A behaviour's rate over one group of items (or all of them): the intervals and
+    method below, beside the counts of :class:`~tinyjudge.estimate.RateCounts`.
+
+    Attributes:
+        rate: the prediction-powered rate (``method``) with its interval, clipped to [0, 1].
+        human_only: the rate from the human labels alone (Wilson; normal when clustered;
+            the bin-weighted human mean for the stratified design).
+        method: ``ppi++``, ``ppi`` or ``stratified`` (`` clustered`` appended when so).
+        level: nominal coverage of both intervals.
+        lam: the weight on the cheap predictions (0: human only, 1: PPI).
+    """
+
+    rate: Interval
+    human_only: Interval
+    method: str
+    level: float
+    lam: float
+
+    @classmethod
+    def of(cls, r: RateEstimate) -> RateRow:
+        """The row of :func:`~tinyjudge.estimate.estimate_rate`'s result."""
+        e = r.estimate
+        return cls(
+            **r.counts(), rate=e.interval, human_only=r.human_only.interval, method=e.method,
+            level=e.level, lam=e.lam,
+        )  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: ``rate`` and ``ci``, ``human_only`` and ``human_only_ci``, the
+        counts (an infinite ``effective_n`` or ``gain`` is ``None``)."""
+        return {
+            "rate": self.rate.value,
+            "ci": [self.rate.low, self.rate.high],
+            "lambda": self.lam,
+            "human_only": self.human_only.value,
+            "human_only_ci": [self.human_only.low, self.human_only.high],
+            "n_human": self.n_human,
+            "n_items": self.n_items,
+            "cheap_mean": self.cheap_mean,
+            "effective_n": _finite(self.effective_n),
+            "gain": _finite(self.gain),
+            "n_clusters": self.n_clusters,
+        }
+
+
+@dataclass(frozen=True)
+class RateComparison:
+    """``rate(a) - rate(b)`` of two groups (disjoint items), with both intervals.
+
+    Attributes:
+        a: the first group's value.
+        b: the second group's value.
+        difference: the prediction-powered difference with its interval.
+        human_only: the difference from human labels alone.
+    """
+
+    a: str
+    b: str
+    difference: Interval
+    human_only: Interval
+
+    @classmethod
+    def of(cls, a: str, b: str, d: RateDifference) -> RateComparison:
+        """The comparison of :func:`~tinyjudge.estimate.compare_rates`'s result."""
+        return cls(a, b, d.estimate.interval, d.human_only.interval)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: ``difference`` and ``ci``, ``human_only`` and ``human_only_ci``."""
+        return {
+            "a": self.a,
+            "b": self.b,
+            "difference": self.difference.value,
+            "ci": [self.difference.low, self.difference.high],
+            "human_only": self.human_only.value,
+            "human_only_ci": [self.human_only.low, self.human_only.high],
+        }
+
+
+@dataclass(frozen=True)
+class RateReport:
+    """Rates of a behaviour, overall and per group, from a cheap and a human source.
+
+    Attributes:
+        rubric: the rubric's id.
+        cheap: the cheap source, e.g. ``judge:gpt-4``.
+        human: the human source, e.g. ``human:final``.
+        by: the grouping key, e.g. ``metadata.answering_model`` (None: no groups).
+        overall: the rate over all items.
+        groups: one row per group value.
+        comparison: ``rate(A) - rate(B)`` when two groups were compared.
+        counts: items and labels used and left out, by reason.
+        held_back: when human labels were subsampled, the rate from all of them
+            (``overall`` and each group): a check on the estimate.
+        cluster: the item key the intervals are clustered by (None: items independent).
+        positive: the rubric's labels whose rate this is.
+    """
+
+    rubric: str
+    cheap: str
+    human: str
+    by: str | None
+    overall: RateRow
+    groups: dict[str, RateRow]
+    comparison: RateComparison | None
+    counts: dict[str, int]
+    held_back: dict[str, float]
+    cluster: str | None = None
+    positive: tuple[str, ...] = ()
+
+    @property
+    def behaviour(self) -> str:
+        """What the rate is of: the rubric's positive labels (``full_refusal or ...``)."""
+        return " or ".join(self.positive) or f"{self.rubric} positive"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready figures (infinite values become None)."""
+        out: dict[str, Any] = {
+            "rubric": self.rubric,
+            "cheap": self.cheap,
+            "human": self.human,
+            "by": self.by,
+            "cluster": self.cluster,
+            "level": self.overall.level,
+            "method": self.overall.method,
+            "overall": self.overall.to_dict(),
+            "groups": {g: r.to_dict() for g, r in self.groups.items()},
+            "counts": dict(self.counts),
+        }
+        if self.held_back:
+            out["all_human_rate"] = dict(self.held_back)
+        if self.comparison is not None:
+            out["comparison"] = self.comparison.to_dict()
+        return out
