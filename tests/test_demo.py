@@ -75,19 +75,25 @@ def test_demo_on_a_limited_sample(tmp_path: Path) -> None:
     assert "--limit" not in log  # the library names its parameter; the CLI spells it
 
 
-def test_the_demo_command_hands_its_options_over_and_no_spelling(monkeypatch, tmp_path) -> None:
-    # the demo's advice names run_demo's own parameters (``raise limit``); the CLI's
-    # flag for one is its derived spelling (``--limit``), so no spelling is handed in
+def test_the_demo_command_hands_its_options_over_and_the_flag_derivation(
+    monkeypatch, tmp_path
+) -> None:
+    # the demo's advice names run_demo's own parameters (``raise limit``); the command
+    # hands over the one derivation every CLI error goes through, not a table
     import inspect
 
     import tinyjudge.demo
+    from tinyjudge.commands import flag_of
     from tinyjudge.commands._io import out
     from tinyjudge.commands.demo import command
 
     seen: dict = {}
     monkeypatch.setattr(tinyjudge.demo, "run_demo", lambda *a, **kw: seen.update(kw))
     command(data=None, out_dir=tmp_path, tier="linear", judge="replay", limit=60)
-    assert seen == {"console": out, "tier": "linear", "judge": "replay", "limit": 60}
+    assert seen == {
+        "console": out, "tier": "linear", "judge": "replay", "limit": 60, "name_of": flag_of,
+    }  # fmt: skip
+    assert seen["name_of"]("group_by") == "--group-by"
     assert "spelling" not in inspect.signature(run_demo).parameters
 
 

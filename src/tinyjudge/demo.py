@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -101,6 +101,7 @@ def run_demo(
     tier: str = "probe",
     judge: str = "replay",
     limit: int | None = None,
+    name_of: Callable[[str], str] = str,
 ) -> dict[str, Any]:
     """Run the loop and write ``OUT/report.html``; returns the summary figures.
 
@@ -111,8 +112,10 @@ def run_demo(
         tier: the reward-model tier to distill (``probe`` by default).
         judge: ``replay`` (recorded GPT-4 verdicts served over HTTP) or ``local``
             (the live local model behind llama.cpp; needs ``tinyjudge[local]``).
-        limit: run the loop on this many items, taken in turn from each split (the
-            printed advice names it so: ``raise limit``).
+        limit: run the loop on this many items, taken in turn from each split.
+        name_of: how the printed advice names a parameter: as Python does by
+            default (``raise limit``); the command passes its flag derivation
+            (``raise --limit``), the one every CLI error goes through.
     """
     from tinyjudge.errors import UsageError
 
@@ -191,7 +194,7 @@ def run_demo(
             )
         for w in caught:  # a limited run holds out few items: said in the demo's words
             if isinstance(w.message, SplitWarning):
-                advice = w.message.describe("limit", "group_by")
+                advice = w.message.describe(name_of("limit"), name_of("group_by"))
                 console.print(f"  warning: {advice}")
         model_dir = out_dir / "rm"
         result.model.save(model_dir)

@@ -76,8 +76,7 @@ _WHERE = {
     "._calibrators": "BaseCalibrator TemperatureScaling VectorScaling PlattScaling "
     "IsotonicCalibration CALIBRATORS make_calibrator",
     "._crossfit": "cross_fit CrossFitResult",
-    "._data": "save_calibrator load_calibrator calibrator_state probs_matrix "
-    "is_one_hot",
+    "._data": "save_calibrator load_calibrator calibrator_state probs_matrix is_one_hot",
     "._fit": "calibrate_model calibrate_source calibrate_source_methods save_model_calibration "
     "write_model_calibration save_source_calibration",
     "._guard": "compare_methods MethodCheck",

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from ._config_flags import flag_of
 from ._io import out
 
 __all__ = ["command"]
@@ -28,4 +29,4 @@ def command(
     """Run the whole loop on the bundled XSTest sample."""
     from tinyjudge.demo import run_demo
 
-    run_demo(data, out_dir, console=out, tier=tier, judge=judge, limit=limit)
+    run_demo(data, out_dir, console=out, tier=tier, judge=judge, limit=limit, name_of=flag_of)
