@@ -9,20 +9,8 @@ human labels.
 from ._items import Item, check_unique_ids, unique_ids
 from ._labels import Hint, Label, SourceJoin, Status, index_labels, join_sources
 from ._messages import Message, Role, ToolCall, ToolFunction, content_text
-from ._read import (
-    MESSAGE_FIELDS,
-    Transcript,
-    Unread,
-    canonical,
-    canonical_messages,
-    is_claude_code_event,
-    is_eval_log,
-    is_message_record,
-    is_openhands_event,
-    read_messages,
-    read_transcript,
-    sample_rows,
-)
+from ._read import *  # noqa: F403  (the reader's face, less its defaults table)
+from ._read import __all__ as _read_names
 
 __all__ = [
     "Role",
@@ -39,16 +27,5 @@ __all__ = [
     "join_sources",
     "check_unique_ids",
     "unique_ids",
-    "Transcript",
-    "Unread",
-    "MESSAGE_FIELDS",
-    "canonical",
-    "canonical_messages",
-    "read_transcript",
-    "read_messages",
-    "is_eval_log",
-    "is_openhands_event",
-    "is_message_record",
-    "is_claude_code_event",
-    "sample_rows",
 ]
+__all__ += [n for n in _read_names if n != "DEFAULT_SYSTEM_PROMPTS"]
