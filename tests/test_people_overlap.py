@@ -28,7 +28,7 @@ from tinyjudge.datasets.importers import run_import
 from tinyjudge.datasets.jsonl import write_jsonl
 from tinyjudge.distill import distill, grouped_split
 
-from .test_cli import _one_error_line, run
+from .commands.test_cli import _one_error_line, run
 
 
 def test_digest_tests_membership_exactly_without_the_ids() -> None:
