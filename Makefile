@@ -62,8 +62,8 @@ test: $(VENV)/.installed-dev browser
 	$(BIN)/mypy src
 	$(BIN)/python -m pytest -q
 
-# The quick tier: the same, less the tests marked slow (real encoders, training, notebooks,
-# builds, bench runs), which take most of make test's time.
+# The quick tier: the same, less the tests marked slow (notebooks, bench runs, training, Ray,
+# CLI chains over real data), which take about 7 of make test's ~24 minutes here (README).
 test-quick: $(VENV)/.installed-dev browser
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy src
