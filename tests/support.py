@@ -1,7 +1,9 @@
-"""What every test file shares: the repository's paths, the real data, the command line.
+"""What every test file shares: the repository's paths, the real data, the command line,
+and the record factories (``make_item``, ``make_label``).
 
 ``conftest.py`` turns these into fixtures; a test module that needs them outside a
-fixture imports them (``tests`` is on pytest's path).
+fixture (a table of labels at module level, a parametrize list) imports them
+(``tests`` is on pytest's path: ``from support import make_label``).
 """
 
 from __future__ import annotations
@@ -10,6 +12,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tinyjudge.records import Item, Label
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("TINYJUDGE_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -27,6 +33,8 @@ __all__ = [
     "run_tinyjudge",
     "tinyjudge_command",
     "remount",
+    "make_item",
+    "make_label",
 ]
 
 
@@ -72,3 +80,37 @@ def run_tinyjudge(
 def remount(where: Path, options: str) -> None:
     """Change the options of a ``small_disk`` mount (``"ro"``, ``"rw,size=8m"``)."""
     subprocess.run(["mount", "-o", f"remount,{options}", str(where)], check=True)
+
+
+def make_item(
+    *texts: str, item_id: str = "x", metadata: dict[str, Any] | None = None, **fields: Any
+) -> Item:
+    """An item whose messages alternate user and assistant over ``texts`` (one user ``"q"``
+    when none are given); ``fields`` go to :class:`~tinyjudge.records.Item` as they are."""
+    from tinyjudge.records import Item, Message
+
+    roles = ("user", "assistant")
+    messages = [Message(role=roles[i % 2], content=t) for i, t in enumerate(texts or ("q",))]
+    return Item(id=item_id, messages=messages, metadata=metadata or {}, **fields)
+
+
+def make_label(
+    item_id: str = "i",
+    source: str = "judge:m",
+    label: str | None = None,
+    *,
+    rubric: str = "r",
+    **fields: Any,
+) -> Label:
+    """What ``source`` says about ``item_id`` under ``rubric``: ``label``, or, when there is
+    neither a label nor a score (and no ``status`` is given), an unscored verdict as a judge
+    whose answer could not be read leaves (``raw="???"``, ``reason="unparseable"``, unless
+    given). Other ``fields`` (``probs``, ``score``, ``step``, ``orders`` ...) pass through."""
+    from tinyjudge.records import Label
+
+    if "status" not in fields and label is None and fields.get("score") is None:
+        fields["status"] = "unscored"
+    if fields.get("status") == "unscored":
+        fields.setdefault("raw", "???")
+        fields.setdefault("reason", "unparseable")
+    return Label(item_id=item_id, rubric=rubric, source=source, label=label, **fields)

@@ -148,6 +148,7 @@ def test_every_bench_script_has_a_smoke_run() -> None:
     assert sorted(p.stem for p in BENCH.glob("*.py")) == sorted(PLAN)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PLAN), ids=sorted(PLAN))
 def test_bench_runs_at_a_tiny_size(name: str, tmp_path: Path) -> None:
     args, sets, written = PLAN[name]

@@ -121,12 +121,3 @@ def test_an_interval_prints_itself() -> None:
     assert 0.6 in k and 0.9 not in k
     assert str(Interval(math.nan)) == "nan"
     assert Interval(0.5, 0.4, 0.7).to_dict() == {"value": 0.5, "low": 0.4, "high": 0.7}
-
-
-@pytest.mark.parametrize("module", ["tinyjudge.config", "tinyjudge.results"])
-def test_doctests_pass(module: str) -> None:
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(module))
-    assert result.attempted > 0 and result.failed == 0

@@ -121,6 +121,7 @@ def test_kernel_runs_this_interpreter(kernel_env: Path, tmp_path: Path) -> None:
     assert outputs(ran, "stream") == [sys.executable + "\n"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs(
     path: Path, kernel_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

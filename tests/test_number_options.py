@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support import XSTEST_SAMPLE, run_tinyjudge
+from support import XSTEST_SAMPLE, make_label, run_tinyjudge
 
 from tinyjudge._numbers import check_number
 from tinyjudge.calibrate import calibrate_source
@@ -119,8 +119,8 @@ def test_make_model_checks_its_numbers() -> None:
 
 def _labels(source: str, labels: list[str], probs: list[float]) -> list[Label]:
     return [
-        Label(item_id=f"i{i}", rubric="compliance", source=source, label=lab,
-              probs={"full_compliance": p, "full_refusal": 1 - p, "partial_refusal": 0.0})
+        make_label(f"i{i}", source, lab, rubric="compliance",
+                   probs={"full_compliance": p, "full_refusal": 1 - p, "partial_refusal": 0.0})
         for i, (lab, p) in enumerate(zip(labels, probs, strict=True))
     ]  # fmt: skip
 

@@ -28,7 +28,7 @@ from tinyjudge.datasets.importers import run_import
 from tinyjudge.datasets.jsonl import write_jsonl
 from tinyjudge.distill import distill, grouped_split
 
-from .test_cli import _one_error_line, run
+from .commands.test_cli import _one_error_line, run
 
 
 def test_digest_tests_membership_exactly_without_the_ids() -> None:
@@ -90,6 +90,7 @@ def _score(runs: dict[str, Path], model: str, out: str, *flags: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_the_model_directories_record_the_people_items(runs: dict[str, Path]) -> None:
     root = runs["root"]
     card = json.loads((root / "rm-people" / "tinyjudge.json").read_text())["card"]
@@ -101,6 +102,7 @@ def test_the_model_directories_record_the_people_items(runs: dict[str, Path]) ->
     assert learned_from_model_dir(root / "rm-judge", calibrated=True).source.endswith("+cal")
 
 
+@pytest.mark.slow
 def test_estimate_refuses_people_labels_the_model_was_distilled_on(runs: dict[str, Path]) -> None:
     root = runs["root"]
     scored = _score(runs, "rm-people", "people_labels.jsonl")
@@ -115,6 +117,7 @@ def test_estimate_refuses_people_labels_the_model_was_distilled_on(runs: dict[st
     assert "note: --allow-overlap: rm:compliance-linear learned from" in allowed.stderr
 
 
+@pytest.mark.slow
 def test_calibrated_on_counts_only_for_the_calibrated_source(runs: dict[str, Path]) -> None:
     root = runs["root"]
     cal = _score(runs, "rm-judge", "judge_cal.jsonl")
@@ -135,6 +138,7 @@ def test_calibrated_on_counts_only_for_the_calibrated_source(runs: dict[str, Pat
         assert "cannot check" not in done.stderr
 
 
+@pytest.mark.slow
 def test_audit_refuses_and_model_dir_stands_in_for_the_sidecar(
     runs: dict[str, Path], tmp_path: Path
 ) -> None:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from support import make_label
 
 from tinyjudge.errors import RubricError, TinyjudgeError
-from tinyjudge.records import Label
 from tinyjudge.rubric import (
     Rubric,
     list_rubrics,
@@ -210,10 +210,6 @@ def test_score_is_mass_on_positive_labels() -> None:
     assert Rubric.model_validate({**MINIMAL, "positive": []}).score(probs) is None
 
 
-def _label(rubric: str = "r", **fields) -> Label:
-    return Label.model_validate({"item_id": "i", "rubric": rubric, "source": "judge:m", **fields})
-
-
 @pytest.mark.parametrize(
     ("rubric", "fields", "problem"),
     [
@@ -265,7 +261,7 @@ def _label(rubric: str = "r", **fields) -> Label:
     ],
 )
 def test_label_problem(rubric: str, fields: dict, problem: str | None) -> None:
-    found = load_rubric(rubric).label_problem(_label(**{"rubric": rubric, **fields}))
+    found = load_rubric(rubric).label_problem(make_label(**{"rubric": rubric, **fields}))
     if problem is None:
         assert found is None
     else:
@@ -276,8 +272,8 @@ def test_label_problem_step_rubric() -> None:
     step = Rubric.model_validate(
         {"id": "where", "version": "1", "title": "t", "behavior": "b", "type": "step"}
     )
-    assert step.label_problem(_label("where", label="WebSurfer", step=3)) is None
-    assert step.label_problem(_label("where", label="WebSurfer")) == (
+    assert step.label_problem(make_label(rubric="where", label="WebSurfer", step=3)) is None
+    assert step.label_problem(make_label(rubric="where", label="WebSurfer")) == (
         'label "WebSurfer" names no "step", which rubric where needs'
     )
 

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from support import make_item
 
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Item, Message
+from tinyjudge.records import Item
 from tinyjudge.rubric import VIEWS, load_rubric, load_rubric_copy, save_rubric_copy
 
 
@@ -22,8 +23,7 @@ def _write(tmp_path: Path, **changes: object) -> Path:
 
 
 def _item(**metadata: object) -> Item:
-    msgs = [Message(role="user", content="q"), Message(role="assistant", content="a")]
-    return Item(id="x", messages=msgs, metadata=metadata)
+    return make_item("q", "a", metadata=metadata)
 
 
 @pytest.mark.parametrize(

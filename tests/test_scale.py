@@ -23,6 +23,7 @@ def local_ray():
     ray.shutdown()
 
 
+@pytest.mark.slow
 def test_ray_scoring_equals_single_process(local_ray, tmp_path: Path) -> None:
     from tinyjudge.scale import items_to_ray, labels_from_ray, score_dataset, score_items_on_ray
 
@@ -57,6 +58,7 @@ def test_a_bad_model_dir_fails_before_ray_starts(tmp_path: Path, monkeypatch) ->
         scale.score_file_on_ray(tmp_path / "items.jsonl", tmp_path / "m", tmp_path / "o.jsonl")
 
 
+@pytest.mark.slow
 def test_score_verb_on_ray_writes_the_same_labels(local_ray, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
@@ -78,6 +80,7 @@ def test_score_verb_on_ray_writes_the_same_labels(local_ray, tmp_path: Path) -> 
     assert read_labels(tmp_path / "ray.jsonl") == read_labels(tmp_path / "plain.jsonl")
 
 
+@pytest.mark.slow
 def test_judge_fans_out_on_ray_like_a_single_judge(local_ray, monkeypatch) -> None:
     from tinyjudge.judge import Judge
     from tinyjudge.scale import items_to_ray, judge_dataset, labels_from_ray

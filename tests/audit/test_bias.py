@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support import is_slice, real_data
+from support import is_slice, make_label, real_data
 
 from tinyjudge.audit.bias import (
     bias_report,
@@ -41,9 +41,7 @@ def _pair(item_id: str, a: str, b: str) -> Item:
 
 
 def _verdict(item_id: str, value: str | None, source: str = "judge:x") -> Label:
-    if value is None:
-        return Label(item_id=item_id, rubric="r", source=source, status="unscored", reason="x")
-    return Label(item_id=item_id, rubric="r", source=source, label=value)
+    return make_label(item_id, source, value)  # None: unscored
 
 
 # The whole set where ../shared/data has it, else the bundled slice (15 MT-Bench pairs).

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from support import XSTEST_SAMPLE
+from support import XSTEST_SAMPLE, make_label
 
 from tinyjudge.audit import AuditReport, PairRow, audit
 from tinyjudge.audit._consensus import final_without
@@ -24,10 +24,7 @@ JUDGE = ["y", "y", "y", "y"]
 def _labels() -> list[Label]:
     out = []
     for source, values in [*VOTES.items(), ("human:final", FINAL), ("judge:j", JUDGE)]:
-        out += [
-            Label(item_id=f"i{k + 1}", rubric="r", source=source, label=v)
-            for k, v in enumerate(values)
-        ]
+        out += [make_label(f"i{k + 1}", source, v) for k, v in enumerate(values)]
     return out
 
 

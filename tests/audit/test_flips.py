@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import math
 import re
+from functools import partial
 
 import pytest
-from support import is_slice
+from support import is_slice, make_item, make_label
 
 from tinyjudge.audit.flips import compare_flips, dialogue_flips, turns_held
 from tinyjudge.datasets.importers.sycon import import_sycon
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Item, Label, Message
+from tinyjudge.records import Item
 
 
 @pytest.mark.parametrize(
@@ -48,18 +49,10 @@ def test_gpt4o_flips_match_sycon_results_files(data_dir) -> None:
 
 
 def _item(d: str, turn: int) -> Item:
-    return Item(
-        id=f"{d}:t{turn}",
-        messages=[Message(role="user", content="q")],
-        metadata={"dialogue_id": d, "turn": turn},
-    )
+    return make_item(item_id=f"{d}:t{turn}", metadata={"dialogue_id": d, "turn": turn})
 
 
-def _lab(item_id: str, source: str, value: str | None) -> Label:
-    if value is None:
-        return Label(item_id=item_id, rubric="pushback_under_pressure", source=source,
-                     status="unscored", raw="?", reason="unparseable")  # fmt: skip
-    return Label(item_id=item_id, rubric="pushback_under_pressure", source=source, label=value)
+_lab = partial(make_label, rubric="pushback_under_pressure")  # item, source, value or None
 
 
 def test_compare_flips_hand_checked() -> None:
@@ -85,7 +78,7 @@ def test_compare_flips_hand_checked() -> None:
 
 
 def test_dialogue_flips_needs_dialogue_and_turn() -> None:
-    bare = Item(id="x", messages=[Message(role="user", content="q")])
+    bare = make_item()
     with pytest.raises(TinyjudgeError, match="item 'x' has no metadata.dialogue_id"):
         dialogue_flips([bare], [], "judge:a")
     with pytest.raises(TinyjudgeError, match="'d1:t1' and 'd1:t1' are both turn 1"):

@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from support import is_slice
+from support import is_slice, make_label
 
 from tinyjudge.audit.agreement import index_labels, pair_labels, ratings_matrix
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Label
 
-
-def _lab(item: str, source: str, label: str | None, rubric: str = "r", **kw) -> Label:
-    if label is None:
-        return Label(item_id=item, rubric=rubric, source=source, status="unscored",
-                     raw="???", reason="unparseable")  # fmt: skip
-    return Label(item_id=item, rubric=rubric, source=source, label=label, **kw)
+_lab = make_label  # item, source, label (None: unscored), rubric="r", other fields
 
 
 def _table() -> list[Label]:

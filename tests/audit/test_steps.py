@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from support import is_slice
+from support import is_slice, make_label
 
 from tinyjudge.audit.steps import (
     agent_accuracy,
@@ -23,9 +23,7 @@ H, J = "human:who_and_when", "judge:test"
 
 
 def _lab(item: str, source: str, step: int | None, agent: str | None, **kw) -> Label:
-    if kw.get("status") == "unscored":
-        return Label(item_id=item, rubric="failure_step", source=source, **kw)
-    return Label(item_id=item, rubric="failure_step", source=source, step=step, label=agent, **kw)
+    return make_label(item, source, agent, rubric="failure_step", step=step, **kw)
 
 
 # Hand-checked: i1 exact; i2 one step off (agent in other spelling); i3 three off;

@@ -28,7 +28,7 @@ from tinyjudge.judge._window import is_tool_error, window_messages
 from tinyjudge.records import Item, read_transcript
 from tinyjudge.rubric import Window, load_rubric
 
-from ..test_cli import _one_error_line, run
+from ..commands.test_cli import _one_error_line, run
 
 FIXTURES = REPO / "tests" / "fixtures" / "transcripts"
 

@@ -29,6 +29,7 @@ def _claim_flip(model, items: list[Item]) -> float:
     return flip_stats(model, items, edit, target=TARGET, n_boot=100).flip_to_target.value
 
 
+@pytest.mark.slow
 def test_hardening_the_probe_tier_with_minilm(xs: Imported, tmp_path: Path) -> None:
     train = [it for it in xs.items if _prompt(it) % 2 == 0 and _prompt(it) % 3 != 0]
     test = [it for it in xs.items if _prompt(it) % 2 == 1][:120]

@@ -358,6 +358,7 @@ def test_a_lora_adapter_keeps_its_head_through_save_and_reload(
     assert any(head in k for k in saved), sorted(saved)
 
 
+@pytest.mark.slow
 def test_cli_lora_with_target_modules_then_export_merge(
     xs: Imported, tiny_decoders, tmp_path: Path, cli
 ) -> None:

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support import real_data
+from support import make_item, real_data
 
 from tinyjudge.datasets.importers.sycon import import_sycon
 from tinyjudge.distill import TrainingSet, item_views, load_model, make_model, training_set
 from tinyjudge.distill._text import View
-from tinyjudge.records import Item, Message
+from tinyjudge.records import Item
 from tinyjudge.rubric import Rubric, load_rubric
 
 
@@ -26,10 +26,7 @@ def _rubric(view: str = "answer", references: bool = True, combine: str = "last"
 
 
 def _dialogue(**metadata: object) -> Item:
-    texts = ["Q", "A1", "P1", "A2"]
-    roles = ["user", "assistant"] * 2
-    msgs = [Message(role=r, content=t) for r, t in zip(roles, texts, strict=True)]
-    return Item(id="d", messages=msgs, metadata=metadata)
+    return make_item("Q", "A1", "P1", "A2", item_id="d", metadata=metadata)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from support import XSTEST_SAMPLE
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.distill import SplitWarning, distill
 
-from ..test_cli import run
+from ..commands.test_cli import run
 
 
 @pytest.fixture(scope="module")

@@ -4,12 +4,13 @@ honoured when fitting, scoring (score_file), serving and saving; on real SYCON d
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 import httpx
 import numpy as np
 import pytest
-from support import real_data
+from support import make_item, real_data
 
 from tinyjudge.datasets.importers.sycon import import_sycon
 from tinyjudge.distill import (
@@ -25,7 +26,7 @@ from tinyjudge.distill import (
 from tinyjudge.distill._text import View, answer_prefixes
 from tinyjudge.distill.hf import PairCodec
 from tinyjudge.errors import TinyjudgeError
-from tinyjudge.records import Item, Message
+from tinyjudge.records import Item
 from tinyjudge.rubric import Rubric, load_rubric
 from tinyjudge.serve import create_app
 
@@ -34,9 +35,7 @@ from ..serve.conftest import running
 FAST = {"max_length": 64, "epochs": 2, "lr": 3e-3, "batch_size": 16}
 
 
-def _dialogue(*texts: str) -> Item:
-    roles = ["user", "assistant"] * len(texts)
-    return Item(id="d", messages=[Message(role=roles[i], content=t) for i, t in enumerate(texts)])
+_dialogue = partial(make_item, item_id="d")  # user, assistant, user ... over the texts
 
 
 def _rubric(view: str, combine: str = "last", **params: dict) -> Rubric:

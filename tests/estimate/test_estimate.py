@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import math
 import subprocess
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pytest
-from support import is_slice, real_data, run_tinyjudge
+from support import is_slice, make_label, real_data, run_tinyjudge
 
 from tinyjudge.datasets.jsonl import write_jsonl
 from tinyjudge.errors import TinyjudgeError
@@ -298,11 +299,7 @@ def test_select_for_labelling_contract() -> None:
 # ---------------------------------------------------------------- labels and the CLI
 
 
-def _lab(item_id: str, source: str, label: str | None, **kw) -> Label:
-    if label is None:
-        return Label(item_id=item_id, rubric="compliance", source=source, status="unscored",
-                     raw="???", reason="unparseable")  # fmt: skip
-    return Label(item_id=item_id, rubric="compliance", source=source, label=label, **kw)
+_lab = partial(make_label, rubric="compliance")  # item, source, label (None: unscored)
 
 
 def test_behaviour_value_reads_probs_then_label_then_score() -> None:

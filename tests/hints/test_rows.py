@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import real_data, run_tinyjudge
+from support import make_label, real_data, run_tinyjudge
 
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.datasets.jsonl import write_jsonl
@@ -48,7 +48,7 @@ def _label(step: int | None, text: str = "Search another flight.", **kw: Any) ->
     base: dict[str, Any] = {"item_id": "a1", "rubric": "tool_error_recovery", "source": J}
     base.update(label="repeats", step=step, hint=Hint(step=step, text=text))
     base.update(kw)
-    return Label(**base)
+    return make_label(**base)
 
 
 def test_a_failed_tool_result_targets_the_next_answer_and_results_fold() -> None:

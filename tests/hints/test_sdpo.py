@@ -42,6 +42,7 @@ def _rows_of(teacher: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return found
 
 
+@pytest.mark.slow
 def test_sdpo_trains_two_steps_on_the_hints_and_the_control_moves_them(tmp_path: Path) -> None:
     pytest.importorskip("trl.experimental.sdpo")
     ex = _example()

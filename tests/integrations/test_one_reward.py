@@ -129,6 +129,7 @@ def test_every_path_gives_the_offline_reward(rm_dir: Path, every_set, tmp_path: 
     assert len(worst) >= 5 * len(every_set)
 
 
+@pytest.mark.slow
 def test_ray_scores_every_set_as_offline(rm_dir: Path, every_set, tmp_path: Path) -> None:
     """Ray too; and its items keep their metadata, where a model's references are read."""
     ray = pytest.importorskip("ray", reason="the ray extra is not installed")

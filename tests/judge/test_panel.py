@@ -87,12 +87,12 @@ def test_a_panel_of_three_endpoints_keeps_each_member_and_their_majority(
     assert all(x.usage and x.usage["cached"] for x in again if x.source != "judge:panel")
 
 
-def test_the_mean_vote_averages_probabilities_first() -> None:
+def test_the_mean_vote_averages_probabilities_first(make_label) -> None:
     rubric = load_rubric("compliance")
 
     def lab(source: str, probs: dict[str, float]) -> Label:
         top = max(probs, key=lambda k: probs[k])
-        return Label(item_id="x", rubric="compliance", source=source, label=top, probs=probs)
+        return make_label("x", source, top, rubric="compliance", probs=probs)
 
     members = {
         "judge:a": [lab("judge:a", {FC: 0.55, FR: 0.45, PR: 0.0})],

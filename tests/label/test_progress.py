@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
+from support import make_label
 
 from tinyjudge.estimate import estimate_rate, wilson_mean
 from tinyjudge.label._progress import agreement, rate_estimate, verdicts
-from tinyjudge.records import Label
 from tinyjudge.rubric import load_rubric
 
 RUBRIC = load_rubric("compliance")
@@ -58,16 +60,15 @@ def test_no_rate_before_two_answers_or_without_positive_labels():
     assert rate_estimate(plain, ["a", "b"], {"a": R, "b": C}, None) is None
 
 
-def _lab(source: str, item: str, label: str | None, **kw) -> Label:
-    return Label(item_id=item, rubric="compliance", source=source, label=label, **kw)
+_lab = partial(make_label, rubric="compliance")  # item, source, label
 
 
 LABELS = [
-    _lab("judge:g", "1", "y"), _lab("judge:g", "2", "n"), _lab("judge:g", "3", "n"),
-    _lab("rm:m", "1", "y"), _lab("rm:m", "2", "y"), _lab("rm:m", "3", "n"),
-    _lab("rm:m", "9", "y"),  # not answered by the reviewer: ignored
-    _lab("judge:g", "4", None, status="unscored", raw="?", reason="unparseable"),
-    _lab("human:other", "1", "n"),
+    _lab("1", "judge:g", "y"), _lab("2", "judge:g", "n"), _lab("3", "judge:g", "n"),
+    _lab("1", "rm:m", "y"), _lab("2", "rm:m", "y"), _lab("3", "rm:m", "n"),
+    _lab("9", "rm:m", "y"),  # not answered by the reviewer: ignored
+    _lab("4", "judge:g", None, status="unscored", raw="?", reason="unparseable"),
+    _lab("1", "human:other", "n"),
 ]  # fmt: skip
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
+from support import make_label
 
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.label.select import Selector, cheap_scores, label_value
-from tinyjudge.records import Label
 from tinyjudge.rubric import load_rubric
 
 RUBRIC = load_rubric("compliance")
@@ -69,18 +71,17 @@ def test_active_without_cheap_scores_is_refused():
         Selector(IDS, "smart")  # type: ignore[arg-type]
 
 
-def _lab(source: str, item: str = "i0", **kw) -> Label:
-    return Label(item_id=item, rubric="compliance", source=source, **kw)
+_lab = partial(make_label, rubric="compliance")  # item, source, then label=, probs=, score=
 
 
 @pytest.mark.parametrize(
     ("label", "value"),
     [
-        (_lab("rm:x", score=0.3), 0.3),
-        (_lab("rm:x", label=R, probs={R: 0.7, "full_compliance": 0.3}), 0.7),
-        (_lab("rm:x", label="partial_refusal"), 1.0),
-        (_lab("rm:x", label="full_compliance"), 0.0),
-        (_lab("judge:x", status="unscored", raw="??", reason="unparseable"), None),
+        (_lab("i0", "rm:x", score=0.3), 0.3),
+        (_lab("i0", "rm:x", label=R, probs={R: 0.7, "full_compliance": 0.3}), 0.7),
+        (_lab("i0", "rm:x", label="partial_refusal"), 1.0),
+        (_lab("i0", "rm:x", label="full_compliance"), 0.0),
+        (_lab("i0", "judge:x", status="unscored", raw="??", reason="unparseable"), None),
     ],
     ids=["score", "positive-mass", "positive-label", "negative-label", "unscored"],
 )  # fmt: skip
@@ -90,11 +91,11 @@ def test_label_value(label, value):
 
 def test_cheap_scores_take_the_first_scored_machine_source():
     labels = [
-        _lab("human:final", "i0", label="full_refusal"),
-        _lab("classifier:kw", "i0", label="full_refusal", probs={"full_refusal": 1.0}),
-        _lab("judge:big", "i0", status="unscored", raw="", reason="refused"),
-        _lab("rm:small", "i1", score=0.25),
-        _lab("judge:big", "i1", label="full_compliance", probs={"full_compliance": 1.0}),
+        _lab("i0", "human:final", label="full_refusal"),
+        _lab("i0", "classifier:kw", label="full_refusal", probs={"full_refusal": 1.0}),
+        _lab("i0", "judge:big", status="unscored", raw="", reason="refused"),
+        _lab("i1", "rm:small", score=0.25),
+        _lab("i1", "judge:big", label="full_compliance", probs={"full_compliance": 1.0}),
     ]
     source, scores = cheap_scores(labels, RUBRIC, ["i0", "i1", "i2"])
     assert source == "rm:small"  # judge:big's first label is unscored, so rm:small came first
@@ -111,12 +112,12 @@ def test_teach_picks_where_the_model_doubts_the_judge_most():
 
     C, P = "full_compliance", "partial_refusal"
     labels = [
-        _lab("judge:big", "i0", label=C),
-        _lab("rm:small", "i0", label=C, probs={C: 0.9, R: 0.05, P: 0.05}),  # agrees: 0.1
-        _lab("judge:big", "i1", label=C),
-        _lab("rm:small", "i1", label=P, probs={C: 0.2, R: 0.1, P: 0.7}),  # doubts: 0.8
-        _lab("rm:small", "i2", label=R, probs={C: 0.3, R: 0.4, P: 0.3}),  # no judge: 1 - 0.4
-        _lab("human:ann", "i3", label=R),  # no model probs: 0
+        _lab("i0", "judge:big", label=C),
+        _lab("i0", "rm:small", label=C, probs={C: 0.9, R: 0.05, P: 0.05}),  # agrees: 0.1
+        _lab("i1", "judge:big", label=C),
+        _lab("i1", "rm:small", label=P, probs={C: 0.2, R: 0.1, P: 0.7}),  # doubts: 0.8
+        _lab("i2", "rm:small", label=R, probs={C: 0.3, R: 0.4, P: 0.3}),  # no judge: 1 - 0.4
+        _lab("i3", "human:ann", label=R),  # no model probs: 0
     ]
     model, judge, values = teach_values(labels, RUBRIC, ["i0", "i1", "i2", "i3"])
     assert (model, judge) == ("rm:small", "judge:big")
@@ -129,7 +130,7 @@ def test_teach_picks_where_the_model_doubts_the_judge_most():
 def test_teach_without_a_reward_model_is_refused():
     from tinyjudge.label.select import teach_values
 
-    labels = [_lab("judge:big", "i0", label="full_compliance")]
+    labels = [_lab("i0", "judge:big", label="full_compliance")]
     with pytest.raises(TinyjudgeError, match="^select teach needs a reward model's prob"):
         teach_values(labels, RUBRIC, ["i0"])
     with pytest.raises(TinyjudgeError, match="^select teach needs a reward model's prob"):

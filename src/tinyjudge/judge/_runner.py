@@ -46,7 +46,8 @@ class Judge:
     """An LLM judge: a rubric and a model behind any OpenAI-compatible endpoint.
 
     Example:
-        >>> judge = Judge("compliance", model="gpt-4o-mini", cache="runs/judge.sqlite")
+        >>> judge = Judge("compliance", model="gpt-4o-mini",  # doctest: +SKIP
+        ...               cache="runs/judge.sqlite")  # needs OPENAI_API_KEY or a base_url
         >>> judgment = judge.run(items)  # doctest: +SKIP
         >>> print("\\n".join(judgment.summary.lines()))  # doctest: +SKIP
 

@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 from support import real_data, run_tinyjudge
 
+# A distilled model on SYCON through import, distill, score, estimate and audit (~27 s here).
+pytestmark = pytest.mark.slow
+
 TRAINED_ON = ("deepseek-v3", "Qwen2.5-72B-Instruct")
 
 

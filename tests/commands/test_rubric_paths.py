@@ -22,7 +22,7 @@ def xs(xstest_sample: Path, tmp_path: Path) -> tuple[Path, Path, Path]:
     # a copy outside the rubric folders: only its path names it
     yaml_path = tmp_path / "my_rubrics" / "mine.yaml"
     yaml_path.parent.mkdir()
-    shutil.copy(Path(__file__).resolve().parents[1] / "rubrics" / "compliance.yaml", yaml_path)
+    shutil.copy(Path(__file__).resolve().parents[2] / "rubrics" / "compliance.yaml", yaml_path)
     return tmp_path / "items.jsonl", tmp_path / "labels.jsonl", yaml_path
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from pydantic import ValidationError
+from support import make_label
 
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Hint, Item, Label, Message, ToolCall, content_text, join_sources
@@ -181,12 +182,7 @@ def test_pairwise_label_with_orders() -> None:
 
 
 def _join_table() -> list[Label]:
-    def lab(item: str, source: str, label: str | None) -> Label:
-        if label is None:
-            return Label(item_id=item, rubric="r", source=source, status="unscored",
-                         raw="???", reason="unparseable")  # fmt: skip
-        return Label(item_id=item, rubric="r", source=source, label=label)
-
+    lab = make_label  # item, source, label (None: unscored)
     return [
         lab("1", "human:x", "yes"), lab("1", "judge:m", "yes"),
         lab("2", "human:x", "no"), lab("2", "judge:m", None),      # judge unscored

@@ -131,7 +131,7 @@ def test_import_xstest_writes_items_and_labels(data_dir, tmp_path: Path) -> None
 def _bad_rubric_dir(tmp_path: Path) -> Path:
     folder = tmp_path / "rubrics"
     folder.mkdir()
-    data = yaml.safe_load((Path(__file__).parents[1] / "rubrics" / "compliance.yaml").read_text())
+    data = yaml.safe_load((Path(__file__).parents[2] / "rubrics" / "compliance.yaml").read_text())
     data["labels"].append(dict(data["labels"][0]))
     (folder / "compliance.yaml").write_text(yaml.safe_dump(data))
     return folder

@@ -12,7 +12,7 @@ from transcript_shapes import ANSWER, RESULT, langchain_messages, openai_message
 from tinyjudge.datasets.importers import import_chat
 from tinyjudge.records import Item, canonical, read_transcript
 
-FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "transcripts"
 
 
 def _item(row: dict) -> Item:
