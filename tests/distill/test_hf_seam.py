@@ -300,6 +300,7 @@ def _torchrun(files: Path, base: Path, out: Path, *extra: str) -> subprocess.Com
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, cwd=out.parent)
 
 
+@pytest.mark.slow
 def test_torchrun_trains_one_data_parallel_run(
     xs: Imported, tiny_bert: Path, tmp_path: Path
 ) -> None:
@@ -400,6 +401,7 @@ def test_cli_lora_with_target_modules_then_export_merge(
     assert res.returncode == 2 and "without a LoRA adapter" in res.stderr
 
 
+@pytest.mark.slow
 def test_the_gpu_check_runs_at_a_tiny_size_on_the_cpu(tmp_path: Path) -> None:
     out = tmp_path / "gpu_check.json"
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}

@@ -78,6 +78,7 @@ def _servers_named(alias: str) -> list[int]:
     return found
 
 
+@pytest.mark.slow
 def test_judge_local_labels_xstest_items_end_to_end(gguf: Path, tmp_path: Path) -> None:
     rubric = tmp_path / "tiny.yaml"
     rubric.write_text(RUBRIC)

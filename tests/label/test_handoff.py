@@ -17,6 +17,7 @@ def _tinyjudge(*args: str, cwd) -> subprocess.CompletedProcess[str]:
     return run_tinyjudge(*args, cwd=cwd, timeout=600)
 
 
+@pytest.mark.slow
 def test_fifty_labels_feed_audit_and_calibrate_with_no_conversion(start_server, xstest_data):
     final = {
         lab.item_id: lab.label

@@ -104,6 +104,7 @@ def _store_is_consistent(data: LabelData, reviewer: str) -> None:
     assert _human(data.labels, reviewer) == {i: lab for i, kind, lab in live if kind == "label"}
 
 
+@pytest.mark.slow
 def test_tabs_racing_answer_and_undo_keep_the_store_consistent(start_server, xstest_data):
     server = start_server(xstest_data, "tab", "--select", "sequential")
     codes: list[int] = []
