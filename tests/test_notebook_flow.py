@@ -99,3 +99,14 @@ def test_the_face_holds_the_product_and_no_test_doubles() -> None:
     for stage in ("distill", "calibrate", "audit", "cascade", "exploit"):
         package = getattr(tj, stage)
         assert callable(package) and package.__name__ == f"tinyjudge.{stage}"
+
+
+def test_a_called_stage_warns_at_the_callers_line() -> None:
+    # the package runs its verb with no frame between, so a warning names this file
+    from tinyjudge.distill import SplitWarning
+
+    xs = tj.run_import("xstest", str(XSTEST_SAMPLE))  # a path as a string is fine too
+    judged = [lab for lab in xs.labels if lab.source == JUDGE]
+    with pytest.warns(SplitWarning) as caught:
+        tj.distill(xs.items[:120], judged)
+    assert {Path(w.filename).resolve() for w in caught} == {Path(__file__).resolve()}

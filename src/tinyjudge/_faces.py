@@ -56,11 +56,19 @@ def lazy_names(
     return __getattr__, __dir__
 
 
-class _CallablePackage(types.ModuleType):
-    """A package whose call is one of its own functions (named in ``__call_name__``)."""
+class _Verb:
+    """A package's ``__call__``: the verb itself, looked up when called.
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return getattr(self, self.__dict__["__call_name__"])(*args, **kwargs)
+    Being a descriptor rather than a method, it puts no frame of its own between
+    the caller and the verb, so a warning's ``stacklevel`` still points at the
+    caller's line.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, module: types.ModuleType, owner: type | None = None) -> Any:
+        return getattr(module, self.name)
 
 
 def callable_package(module_name: str, function: str) -> None:
@@ -69,5 +77,5 @@ def callable_package(module_name: str, function: str) -> None:
     The function may be one of the package's lazy names; it loads on the first call.
     """
     module = sys.modules[module_name]
-    module.__dict__["__call_name__"] = function
-    module.__class__ = _CallablePackage
+    verb = type("CallablePackage", (types.ModuleType,), {"__call__": _Verb(function)})
+    module.__class__ = verb

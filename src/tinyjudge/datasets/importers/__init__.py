@@ -7,6 +7,7 @@ set by adding an entry.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -70,12 +71,12 @@ class ImportStopped(DataError):
         self.kept = kept
 
 
-def run_import(name: str, src: Path, skip_bad: bool = False) -> Imported:
+def run_import(name: str, src: str | os.PathLike[str], skip_bad: bool = False) -> Imported:
     """Import ``src`` with the named importer, stamping the rubric's hash on labels.
 
     Args:
         name: a key of :data:`IMPORTERS`.
-        src: a folder laid out like the original release.
+        src: a folder laid out like the original release (a path or a string).
         skip_bad: keep going past bad records; they are listed in ``Imported.bad``.
 
     Raises:
@@ -86,6 +87,7 @@ def run_import(name: str, src: Path, skip_bad: bool = False) -> Imported:
     from tinyjudge.rubric import load_rubric
 
     importer, rubric_name = get_importer(name)
+    src = Path(src)
     if not src.is_dir():
         raise DataError(str(src), None, "not a folder" if src.exists() else "no such folder")
     rubric_hash = load_rubric(rubric_name).hash
