@@ -181,13 +181,19 @@ def test_a_second_stage_thresholds_the_judge_against_people(split: Split, tmp_pa
     assert all(max((lab.probs or {}).values()) >= second.threshold for lab in by_judge)
 
 
-def test_cli_writes_labels_and_figures_that_audit_and_estimate_read(
-    split: Split, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
-) -> None:
+def _written(split: Split, tmp_path: Path) -> tuple[Path, Path, Path]:
+    """The split as the command reads it: the model directory, the items, the calibration."""
     model_dir = split.model.save(tmp_path / "rm")
     items, calib = tmp_path / "items.jsonl", tmp_path / "calibration.jsonl"
     write_jsonl(items, split.items)
     write_jsonl(calib, split.calibration)
+    return model_dir, items, calib
+
+
+def test_cli_writes_labels_and_figures_that_audit_and_estimate_read(
+    split: Split, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    model_dir, items, calib = _written(split, tmp_path)
     out = tmp_path / "cascade"
     args = ["cascade", model_dir, items, "--calibration", calib, "--reference", "judge:gpt-4"]
     rc, stdout, err = _cli(monkeypatch, capsys, *args, "--target", "0.9", "--out", out)
@@ -230,10 +236,7 @@ def test_label_records_keep_decided_by_and_refuse_unknown_fields() -> None:
 def test_cli_with_a_judge_caches_in_the_out_folder_and_resumes(
     split: Split, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
-    model_dir = split.model.save(tmp_path / "rm")
-    items, calib = tmp_path / "items.jsonl", tmp_path / "calibration.jsonl"
-    write_jsonl(items, split.items)
-    write_jsonl(calib, split.calibration)
+    model_dir, items, calib = _written(split, tmp_path)
     gpt4 = [lab for lab in split.labels if lab.source == "judge:gpt-4"]
     report = [it for it in split.items if it.id in split.report_ids]
     out = tmp_path / "cascade"
