@@ -216,7 +216,7 @@ class AuditReport(Printed):
                     f"{other}: n {row.n}, accuracy {row.accuracy.shown(bounds=False)}, "
                     f"kappa {row.kappa.shown()}"
                 )
-        extra = [f"{len(self.slices)} slicings"] if self.slices else []
+        extra = [f"slices by {', '.join(self.slices)}"] if self.slices else []
         extra += [f"calibration of {len(self.calibration)}"] if self.calibration else []
         extra += ["an exploit audit"] if self.exploit is not None else []
         if extra:
