@@ -148,19 +148,20 @@ def command(
     v = result.validation
     source = result.model.card_["teacher_source"]
     out.print(
-        f"{result.model.name} ({tier}): {result.n_split + result.n_val} items with a usable "
-        f"label: trained on {result.n_split}, validated on {result.n_val} "
-        f"({result.n_unscored} unscored labels left out) -> {out_dir}"
+        f"{result.model.name} ({tier}): trained on {result.n_train}, validated on {result.n_val}"
+        f" ({result.n_unscored} unscored labels left out) -> {out_dir}"
     )
-    if result.n_copies or result.n_left_out:
-        copies = f" + {result.n_copies} edited copies" if result.n_copies else ""
-        left = (
-            f" - {result.n_left_out} whose label is inherited from an earlier answer"
-            if result.n_left_out
-            else ""
+    if result.n_copies or result.n_left_out:  # where the training count comes from
+        parts = [f"{result.n_split} training items"]
+        if result.n_copies:
+            parts.append(f"+ {result.n_copies} edited copies (hardening)")
+        if result.n_left_out:
+            parts.append(f"- {result.n_left_out} whose label is inherited from an earlier answer")
+        out.print(
+            f"  of {result.n_split + result.n_val} items with a usable label: "
+            f"{' '.join(parts)} = {result.n_train} rows trained on; {result.n_val} validated",
+            markup=False,
         )
-        rows = f"{result.n_split} training items{copies}{left}"
-        out.print(f"  fitted on {result.n_train} rows: {rows}")
     if result.n_no_item:
         err.print(
             f"note: {result.n_no_item} {source} labels name items not in {items}: left out "
