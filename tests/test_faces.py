@@ -59,3 +59,16 @@ def test_dir_lists_the_public_names_and_no_imports() -> None:
 def test_dir_of_each_stage_is_its_public_names(verb: str) -> None:
     package = getattr(tj, verb)
     assert {n for n in dir(package) if not n.startswith("_")} == set(package.__all__)
+
+
+def test_a_model_prints_its_rubric_by_name_not_its_prose() -> None:
+    from tinyjudge.distill import LinearRM
+
+    rubric = tj.load_rubric("compliance")
+    assert repr(rubric) == (
+        "Rubric(id='compliance', version='1.0', "
+        "labels=['full_compliance', 'full_refusal', 'partial_refusal'])"
+    )
+    shown = repr(LinearRM("compliance"))
+    assert "Rubric(id='compliance'" in shown and rubric.behavior[:40] not in shown
+    assert len(shown) < 400
