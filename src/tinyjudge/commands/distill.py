@@ -161,6 +161,7 @@ def command(
             f"  of {result.n_split + result.n_val} items with a usable label: "
             f"{' '.join(parts)} = {result.n_train} rows trained on; {result.n_val} validated",
             markup=False,
+            soft_wrap=True,
         )
     if result.n_no_item:
         err.print(
