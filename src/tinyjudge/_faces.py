@@ -7,17 +7,23 @@ first, the package is what ``tinyjudge.<stage>`` holds; :func:`callable_package`
 makes calling it call the verb. :func:`lazy_names` gives a face the module-level
 ``__getattr__`` and ``__dir__`` (PEP 562) that load a heavy module only when one of
 its names is first used, so ``import tinyjudge`` and the CLI start cheaply.
+
+A callable package reads as its verb to the tools a notebook user asks for help:
+``inspect.signature`` (Jupyter's Shift-Tab, IDEs) gets the verb's signature,
+``help()`` shows the verb's documentation before the package's, and ``dir()`` lists
+the face's public names (``__all__``) rather than its imports.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["lazy_names", "callable_package"]
+__all__ = ["lazy_names", "callable_package", "public_dir"]
 
 
 def lazy_names(
@@ -51,9 +57,20 @@ def lazy_names(
         return value
 
     def __dir__() -> list[str]:
-        return sorted(set(face.__dict__) | set(names))
+        return public_dir(face, names)
 
     return __getattr__, __dir__
+
+
+def public_dir(face: types.ModuleType, names: Mapping[str, str] | None = None) -> list[str]:
+    """What ``dir(face)`` lists: its ``__all__`` and its dunders (with no ``__all__``, the
+    names not starting ``_`` and the lazy ``names``); never the face's own imports
+    (``TYPE_CHECKING``, ``annotations``, ``lazy_names``), which tab completion would offer."""
+    public = getattr(face, "__all__", None)
+    if public is None:
+        public = [n for n in face.__dict__ if not n.startswith("_")] + list(names or ())
+    dunders = [n for n in face.__dict__ if n.startswith("__") and n.endswith("__")]
+    return sorted(set(public) | set(dunders))
 
 
 class _Verb:
@@ -71,11 +88,39 @@ class _Verb:
         return getattr(module, self.name)
 
 
+def _package_dir(module: types.ModuleType) -> list[str]:
+    """A callable package's ``dir()``: its lazy face's, else its public names."""
+    own = module.__dict__.get("__dir__")
+    return list(own()) if own is not None else public_dir(module)
+
+
+def _verb_doc(module: types.ModuleType, function: str, package_doc: str | None) -> str:
+    """The verb's signature and docstring, then the package's: what ``help()`` shows."""
+    verb = getattr(module, function)
+    head = f"{module.__name__.rpartition('.')[2]}{inspect.signature(verb)}"
+    own = inspect.getdoc(verb) or ""
+    rest = inspect.cleandoc(package_doc or "")
+    return f"{head}\n\n{own}\n\nThe package {module.__name__}:\n\n{rest}\n"
+
+
 def callable_package(module_name: str, function: str) -> None:
     """Make the package ``module_name`` callable: ``package(...)`` is ``package.function(...)``.
 
-    The function may be one of the package's lazy names; it loads on the first call.
+    The function may be one of the package's lazy names; it loads on the first call,
+    or when a tool asks the package for its signature, ``__doc__`` or ``__wrapped__``,
+    which are the verb's (the package's own docstring follows the verb's in ``__doc__``).
     """
     module = sys.modules[module_name]
-    verb = type("CallablePackage", (types.ModuleType,), {"__call__": _Verb(function)})
+    package_doc = module.__doc__
+    verb = type(
+        "CallablePackage",
+        (types.ModuleType,),
+        {
+            "__call__": _Verb(function),
+            "__wrapped__": property(lambda m: getattr(m, function)),
+            "__signature__": property(lambda m: inspect.signature(getattr(m, function))),
+            "__doc__": property(lambda m: _verb_doc(m, function, package_doc)),
+            "__dir__": _package_dir,
+        },
+    )
     module.__class__ = verb

@@ -17,12 +17,13 @@ where it renames or adds a key), rather than listing its fields again.
 
 from __future__ import annotations
 
+import html
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
-__all__ = ["Interval", "Result", "plain", "fields_dict"]
+__all__ = ["Interval", "Result", "Printed", "plain", "fields_dict", "short_repr", "html_summary"]
 
 
 @dataclass(frozen=True)
@@ -138,3 +139,78 @@ class Result:
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: every field, in order."""
         return fields_dict(self)
+
+
+# a repr is for a glance: a notebook cell, a log line, a debugger's hover
+_MAX_LINES = 16
+_MAX_ROWS = 20
+
+
+def short_repr(obj: object, lines: Sequence[str]) -> str:
+    """``obj``'s repr as its class name and summary lines (at most 16; never every label).
+
+    >>> print(short_repr(Interval(0.5), ["12 items", "kappa 0.718 [0.548, 0.865]"]))
+    <Interval: 12 items
+      kappa 0.718 [0.548, 0.865]>
+    """
+    shown = list(lines[:_MAX_LINES])
+    if len(lines) > _MAX_LINES:
+        shown.append(f"... {len(lines) - _MAX_LINES} more lines")
+    head, *rest = shown or [""]
+    return "\n".join([f"<{type(obj).__name__}: {head}", *(f"  {line}" for line in rest)]) + ">"
+
+
+def html_summary(
+    obj: object,
+    lines: Sequence[str],
+    table: tuple[Sequence[str], Sequence[Sequence[object]]] | None = None,
+) -> str:
+    """The HTML Jupyter shows for a result: its summary lines, then its table's first rows.
+
+    >>> html_summary(Interval(0.5), ["3 items"], (["source", "n"], [["a<b", 3]]))[:46]
+    '<div><strong>Interval</strong>: 3 items<table>'
+    """
+    head, *rest = list(lines) or [""]
+    out = [f"<div><strong>{type(obj).__name__}</strong>: {html.escape(head)}"]
+    out += [f"<br>{html.escape(line)}" for line in rest[:_MAX_LINES]]
+    if table is not None and table[1]:
+        columns, rows = table
+        out.append("<table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in columns))
+        for row in rows[:_MAX_ROWS]:
+            out.append("</tr><tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row))
+        out.append("</tr></table>")
+        if len(rows) > _MAX_ROWS:
+            out.append(f"... {len(rows) - _MAX_ROWS} more rows")
+    return "".join(out) + "</div>"
+
+
+class Printed:
+    """A result that prints as its summary: ``lines()`` and, where rows read better, ``table()``.
+
+    Its repr is the class name and the summary lines, never every label, so a
+    notebook cell or a log shows a screenful; Jupyter shows ``_repr_html_``, the same
+    lines above the table. A dataclass using it is declared ``repr=False``, so that
+    the generated repr does not take the place of this one.
+
+    >>> @dataclass(repr=False)
+    ... class Count(Printed):
+    ...     n: int
+    ...     def lines(self) -> list[str]:
+    ...         return [f"{self.n} items"]
+    >>> Count(3)
+    <Count: 3 items>
+    """
+
+    def lines(self) -> list[str]:
+        """The summary, a few short lines."""
+        raise NotImplementedError
+
+    def table(self) -> tuple[list[str], list[list[object]]] | None:
+        """Column names and rows for the HTML view (None: the lines say it all)."""
+        return None
+
+    def __repr__(self) -> str:
+        return short_repr(self, self.lines())
+
+    def _repr_html_(self) -> str:
+        return html_summary(self, self.lines(), self.table())

@@ -250,6 +250,10 @@ class Rubric(_Spec):
     def label_names(self) -> list[str]:
         return [spec.name for spec in self.labels]
 
+    def __repr__(self) -> str:
+        # a rubric travels inside models and results: their reprs name it, not its prose
+        return f"Rubric(id={self.id!r}, version={self.version!r}, labels={self.label_names!r})"
+
     @property
     def hash(self) -> str:
         """Content hash (16 hex digits) of everything that defines the judging.

@@ -4,6 +4,7 @@ per-slice table and writes nothing (without an error) when asked for no file."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,22 @@ def test_distill_says_what_the_card_says_it_trained_on(run) -> None:
     card = json.loads((run["model"] / "tinyjudge.json").read_text())["card"]
     assert card["n_left_out_inherited"] > 0
     assert f"trained on {card['n_train']}," in run["distilled"]
+
+
+def test_distill_accounts_for_the_answers_it_left_out(run) -> None:
+    """The count trained on plus those left out adds up to the training split, and the split
+    plus the validation items to the items with a usable label."""
+    card = json.loads((run["model"] / "tinyjudge.json").read_text())["card"]
+    found = re.search(
+        r"of (\d+) items with a usable label: (\d+) training items - (\d+) whose label is "
+        r"inherited from an earlier answer = (\d+) rows trained on; (\d+) validated",
+        run["distilled"],
+    )
+    assert found is not None, run["distilled"]
+    usable, split, inherited, rows, validated = map(int, found.groups())
+    assert inherited == card["n_left_out_inherited"] and rows == card["n_train"]
+    assert rows == split - inherited and usable == split + validated
+    assert f"validated on {validated} " in run["distilled"]
 
 
 def test_the_teacher_is_refused_as_human_on_its_training_items(run) -> None:

@@ -4,11 +4,12 @@ prompt folded to end on a user turn, the checks, and the shuffled control."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support import make_label, real_data, run_tinyjudge
+from support import make_label, real_data, run_tinyjudge, tinyjudge_command
 
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.datasets.jsonl import write_jsonl
@@ -278,6 +279,23 @@ def test_cli_writes_trl_rows_with_the_summary_and_refusals(tmp_path: Path) -> No
     ctl = _read(shuffled)
     assert [r["privileged_context"] for r in ctl] == [r["privileged_context"] for r in rows][::-1]
     assert all("hinted_prompt" in r for r in ctl)
+
+
+def test_cli_prints_its_summary_after_the_rows_it_refused(tmp_path: Path) -> None:
+    items, labels = tmp_path / "items.jsonl", tmp_path / "labels.jsonl"
+    write_jsonl(items, [_agent()])
+    write_jsonl(labels, [_label(3), _label(9), _label(11)])
+    # one stream, as a terminal shows both: the summary must not scroll away above the rows
+    done = subprocess.run(
+        [*tinyjudge_command(), "hints", str(labels), "--items", str(items), "--format", "trl",
+         "--out", str(tmp_path / "rows.jsonl")],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout
+    lines = done.stdout.splitlines()
+    refused = [i for i, line in enumerate(lines) if line.startswith("refused: a1: step")]
+    assert len(refused) == 2
+    assert lines[-1].startswith("1 rows from 3 labels") and "step_outside 2" in lines[-1]
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from tinyjudge.errors import DataError, UsageError
-from tinyjudge.results import Interval, Result, fields_dict
+from tinyjudge.results import Interval, Printed, Result, fields_dict
 
 __all__ = ["AuditReport", "AuditMeta", "SourceSummary", "PairRow", "Confusion", "with_exploit"]
 
@@ -153,9 +153,11 @@ class SourceSummary(TypedDict):
     has_scores: bool
 
 
-@dataclass(frozen=True)
-class AuditReport:
+@dataclass(frozen=True, repr=False)
+class AuditReport(Printed):
     """Figures for machines (the sections, :meth:`to_dict`) and plots for people (``figures``).
+
+    It prints as :meth:`lines` (the rows against the reference), a table in Jupyter.
 
     Attributes:
         meta: the reference, sources, rubric(s), label order and bootstrap settings.
@@ -198,6 +200,36 @@ class AuditReport:
             f"no comparison of {a!r} with {b!r} in this report; sources: {self.meta['sources']}",
             param="b" if a in self.meta["sources"] else "a",
         )
+
+    def lines(self) -> list[str]:
+        """What was compared, and each source's agreement with the reference."""
+        meta = self.meta
+        items = "" if meta["n_items"] is None else f"{meta['n_items']} items, "
+        out = [
+            f"{items}{len(meta['sources'])} sources against {meta['reference']} "
+            f"(rubric {', '.join(meta['rubrics'])}); {len(self.pairs)} comparisons"
+        ]
+        for row in self.pairs:
+            if meta["reference"] in (row.a, row.b):
+                other = row.b if row.a == meta["reference"] else row.a
+                out.append(
+                    f"{other}: n {row.n}, accuracy {row.accuracy.shown(bounds=False)}, "
+                    f"kappa {row.kappa.shown()}"
+                )
+        extra = [f"slices by {', '.join(self.slices)}"] if self.slices else []
+        extra += [f"calibration of {len(self.calibration)}"] if self.calibration else []
+        extra += ["an exploit audit"] if self.exploit is not None else []
+        if extra:
+            out.append("also: " + ", ".join(extra) + " (report.to_dict() has them all)")
+        return out
+
+    def table(self) -> tuple[list[str], list[list[object]]]:
+        """Every comparison: the two sources, items, accuracy and kappa with intervals."""
+        columns = ["source", "vs", "n", "accuracy", "Cohen's kappa"]
+        rows: list[list[object]] = [
+            [r.b, r.a, r.n, r.accuracy.shown(bounds=False), r.kappa.shown()] for r in self.pairs
+        ]
+        return columns, rows
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON figures (``report.json``): every section but ``figures``, in order."""

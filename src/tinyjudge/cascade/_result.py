@@ -9,7 +9,7 @@ from typing import Any
 from tinyjudge.config import Config, option
 from tinyjudge.errors import UsageError
 from tinyjudge.records import Label
-from tinyjudge.results import Interval, fields_dict
+from tinyjudge.results import Interval, Printed, fields_dict
 
 from ._bound import ThresholdChoice
 
@@ -95,9 +95,11 @@ class StageResult:
         }
 
 
-@dataclass
-class CascadeResult:
+@dataclass(repr=False)
+class CascadeResult(Printed):
     """What :func:`~tinyjudge.cascade.cascade` decided, and at what cost.
+
+    It prints as :meth:`lines` (and a table of its stages in Jupyter), never its labels.
 
     Attributes:
         labels: one label per reported item (calibration items are never among them),
@@ -166,6 +168,21 @@ class CascadeResult:
             f"judge verdicts per 1,000 items {self.judge_items_per_1000:.0f} (judge only 1000)"
         )
         return out
+
+    def table(self) -> tuple[list[str], list[list[object]]]:
+        """The stages: who decides, against whom, at what threshold, what it kept."""
+        columns = ["decided by", "vs", "threshold", "kept", "calibration agreement"]
+        rows: list[list[object]] = [
+            [
+                s.decided_by,
+                s.reference,
+                "none" if s.threshold is None else f"{s.threshold:.4f}",
+                f"{s.kept}/{s.reached}",
+                str(s.calibration_agreement),
+            ]
+            for s in self.stages
+        ]
+        return columns, rows
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form written to ``cascade.json`` (no labels)."""

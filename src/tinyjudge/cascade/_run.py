@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tinyjudge._progress import progress
 from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label, index_labels
 from tinyjudge.results import Interval
@@ -21,6 +22,18 @@ if TYPE_CHECKING:
     from tinyjudge.judge import Judge
 
 __all__ = ["cascade"]
+
+
+def _judge_run(judge: Judge, items: list[Item], what: str) -> Any:
+    """``judge.run(items)``, its calls said through :func:`~tinyjudge._progress.progress`."""
+    with progress(f"judging {len(items)} {what}", len(items)) as step:
+        seen = [0]
+
+        def said(done: int, total: int) -> None:
+            step(done - seen[0])
+            seen[0] = done
+
+        return judge.run(items, said)
 
 
 def _stage(
@@ -205,7 +218,7 @@ def _escalate(
     lam2: float | None = None
     if cfg.stage is not None:
         cal_items = [it for it in items if it.id in people]
-        judged = judge.run(cal_items)
+        judged = _judge_run(judge, cal_items, "calibration items for the second stage")
         summaries.append(judged.summary)
         result.calibration_judge_items = len(cal_items)
         by_id = {lab.item_id: lab for lab in judged}
@@ -220,7 +233,7 @@ def _escalate(
             StageResult(judge.source, cfg.stage, lam2, len(cal_items), agreement2, lower2,
                         len(escalated), 0, choice2)
         )  # fmt: skip
-    judgment = judge.run([items[i] for i in escalated])
+    judgment = _judge_run(judge, [items[i] for i in escalated], "escalated items")
     summaries.append(judgment.summary)
     for i, lab in zip(escalated, judgment, strict=True):
         if cfg.stage is not None and (lam2 is None or _confidence(lab) < lam2):

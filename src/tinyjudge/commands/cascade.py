@@ -9,6 +9,7 @@ import typer
 
 from tinyjudge.cascade import CascadeConfig
 
+from ._bars import progress_bars, quiet_option
 from ._config_flags import config_flags
 from ._io import out, refuse_writing_over_inputs
 
@@ -29,6 +30,7 @@ def command(
     cache: Path = typer.Option(
         None, "--cache", help="the judge's SQLite cache (default: OUT/judge.cache.sqlite)"
     ),
+    quiet: bool = quiet_option(),
     *,
     config: CascadeConfig,
 ) -> None:
@@ -51,14 +53,15 @@ def command(
     if config.judge_model is not None:
         cache_path = cache or out_dir / "judge.cache.sqlite"
     out_dir.mkdir(parents=True, exist_ok=True)
-    result = cascade(
-        model_dir,
-        read_items(items),
-        read_labels(calibration),
-        reference=reference,
-        config=config,
-        cache=cache_path,
-    )
+    with progress_bars(quiet):  # the judge's calls on the escalated items
+        result = cascade(
+            model_dir,
+            read_items(items),
+            read_labels(calibration),
+            reference=reference,
+            config=config,
+            cache=cache_path,
+        )
     write_jsonl(labels_path, result.labels)
     json_path.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
     for line in result.lines():

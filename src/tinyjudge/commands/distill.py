@@ -151,6 +151,18 @@ def command(
         f"{result.model.name} ({tier}): trained on {result.n_train}, validated on {result.n_val}"
         f" ({result.n_unscored} unscored labels left out) -> {out_dir}"
     )
+    if result.n_copies or result.n_left_out:  # where the training count comes from
+        parts = [f"{result.n_split} training items"]
+        if result.n_copies:
+            parts.append(f"+ {result.n_copies} edited copies (hardening)")
+        if result.n_left_out:
+            parts.append(f"- {result.n_left_out} whose label is inherited from an earlier answer")
+        out.print(
+            f"  of {result.n_split + result.n_val} items with a usable label: "
+            f"{' '.join(parts)} = {result.n_train} rows trained on; {result.n_val} validated",
+            markup=False,
+            soft_wrap=True,
+        )
     if result.n_no_item:
         err.print(
             f"note: {result.n_no_item} {source} labels name items not in {items}: left out "

@@ -56,13 +56,10 @@ def report_table(report: RateReport) -> Table:
         pad_edge=False,
         collapse_padding=True,
     )
-    table.add_column(report.by.split(".")[-1] if report.by else "items", no_wrap=True)
-    for col in ["rate", method, "human-only", "n human", "N cheap", "lam", "gain"]:
-        table.add_column(col, justify="right", no_wrap=True)
     rows: list[tuple[str, RateRow]] = list(report.groups.items())
     rows.append(("all", report.overall))
-    for name, r in rows:
-        table.add_row(
+    cells = [
+        [
             name,
             f"{100 * r.rate.value:.1f}",
             _ci(r.rate),
@@ -71,7 +68,19 @@ def report_table(report: RateReport) -> Table:
             str(r.n_items),
             f"{r.lam:.2f}",
             f"{r.gain:.1f}x",
+        ]
+        for name, r in rows
+    ]
+    columns = [report.by.split(".")[-1] if report.by else "items", "rate", method,
+               "human-only", "n human", "N cheap", "lam", "gain"]  # fmt: skip
+    # on a narrow terminal the column names wrap; a figure is never wrapped or cut
+    for j, col in enumerate(columns):
+        widest = max(len(row[j]) for row in cells)
+        table.add_column(
+            col, justify="left" if j == 0 else "right", overflow="fold", min_width=widest
         )
+    for row in cells:
+        table.add_row(*row)
     return table
 
 

@@ -47,14 +47,15 @@ def command(
             labels, out_path, source=source, rubric=rubric_id, skip_bad=skip_bad,
             hint_from=config.hint_from,
         )  # fmt: skip
+        for bad in result.bad:
+            err.print(f"skipped: {bad}", markup=False, soft_wrap=True)
+        err.file.flush()  # the rows first: the summary is the last thing on the screen
         out.print(
             f"{result.written} hints from {result.labels} labels -> {out_path} "
             f"({result.without_hint} without a hint, {result.unscored} unscored)",
             markup=False,
             soft_wrap=True,
         )
-        for bad in result.bad:
-            err.print(f"skipped: {bad}", markup=False, soft_wrap=True)
         return
     if items is None:
         fail(f"--format {config.format} needs --items (the trajectories the labels are about)")
@@ -67,10 +68,11 @@ def command(
     ]
     rows = hint_rows(read_items(items, on_error=on_error), kept, config)
     write_jsonl(out_path, rows.rows)
-    out.print(f"{rows.summary()} -> {out_path}", markup=False, soft_wrap=True)
     for refused in rows.refused:
         err.print(f"refused: {refused}", markup=False, soft_wrap=True)
     for leak in rows.leaks:
         err.print(f"leak: {leak}", markup=False, soft_wrap=True)
     for line in bad_lines:
         err.print(f"skipped: {line}", markup=False, soft_wrap=True)
+    err.file.flush()  # the rows first: the summary is the last thing on the screen
+    out.print(f"{rows.summary()} -> {out_path}", markup=False, soft_wrap=True)

@@ -11,6 +11,7 @@ import numpy as np
 from tinyjudge._people_items import PEOPLE_KEY, TEACHER_KEY, people_digest
 from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label, unique_ids
+from tinyjudge.results import short_repr
 from tinyjudge.rubric import Rubric, load_rubric
 
 from ._base import RewardModel, batched
@@ -50,7 +51,25 @@ class Hardening(Protocol):
 
 
 class DistillResult(NamedTuple):
-    """A fitted model and how well it agrees with its teacher on held-out items."""
+    """A fitted model and how well it agrees with its teacher on held-out items.
+
+    The counts add up: the teacher's labels are ``n_split + n_val`` items with a usable
+    label, ``n_unscored`` unscored ones and ``n_no_item`` of items not given; the model
+    was fitted on ``n_train = n_split + n_copies - n_left_out`` rows. It prints as
+    :meth:`lines`.
+
+    Attributes:
+        model: the fitted reward model.
+        validation: its agreement with the teacher (and people) on the validation split.
+        n_train: rows the model was fitted on.
+        n_val: items in the validation split.
+        n_unscored: the teacher's unscored labels, left out.
+        n_no_item: the teacher's labels of items not among those given, left out.
+        n_left_out: training rows left out because their label is inherited from an
+            earlier answer of the dialogue (``combine: worst_answer``).
+        n_copies: edited copies added to the training split (hardening's augmentation,
+            master keys and the phrases its rounds found).
+    """
 
     model: RewardModel
     validation: dict[str, Any]
@@ -58,6 +77,43 @@ class DistillResult(NamedTuple):
     n_val: int
     n_unscored: int
     n_no_item: int = 0
+    n_left_out: int = 0
+    n_copies: int = 0
+
+    @property
+    def n_split(self) -> int:
+        """Items in the training split."""
+        return self.n_train + self.n_left_out - self.n_copies
+
+    def lines(self) -> list[str]:
+        """Where every label went, then the validation figures."""
+        m = self.model
+        out = [
+            f"{m.source} ({m.tier}): {self.n_split + self.n_val} items with a usable label: "
+            f"{self.n_split} to train, {self.n_val} to validate",
+        ]
+        if self.n_copies or self.n_left_out:
+            fitted = f"fitted on {self.n_train} rows"
+            if self.n_copies:
+                fitted += f" (with {self.n_copies} edited copies)"
+            if self.n_left_out:
+                fitted += f"; {self.n_left_out} left out: label inherited from an earlier answer"
+            out.append(fitted)
+        if self.n_unscored or self.n_no_item:
+            out.append(
+                f"left out: {self.n_unscored} unscored labels, {self.n_no_item} labels of "
+                "items not given"
+            )
+        figures = ", ".join(
+            f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
+            for k, v in self.validation.items()
+        )
+        if figures:
+            out.append(f"validation: {figures}")
+        return out
+
+    def __repr__(self) -> str:
+        return short_repr(self, self.lines())
 
 
 def agreement(teacher: Sequence[str], student: Sequence[str]) -> dict[str, float]:
@@ -197,8 +253,10 @@ def distill(
         model.card_[PEOPLE_KEY] = taught
     if ts.n_no_item:
         model.card_["n_labels_without_item"] = ts.n_no_item
-    n_train = _trained_on(model, len(train))
-    return DistillResult(model, validation, n_train, len(val), ts.n_unscored, ts.n_no_item)
+    n_train, n_left_out, n_copies = _rows(model, len(train))
+    return DistillResult(
+        model, validation, n_train, len(val), ts.n_unscored, ts.n_no_item, n_left_out, n_copies
+    )
 
 
 def teacher_of(
@@ -289,14 +347,20 @@ def _distill_with_people(
         it.id for it, person in zip(pt.items, pt.is_human, strict=True) if person
     )
     model.card_[TEACHER_KEY] = people_digest(it.id for it in pt.items)
-    return DistillResult(model, validation, _trained_on(model, len(train)), len(val), n_unscored)
+    n_train, n_left_out, n_copies = _rows(model, len(train))
+    return DistillResult(model, validation, n_train, len(val), n_unscored, 0, n_left_out, n_copies)
 
 
-def _trained_on(model: RewardModel, n_split: int) -> int:
-    """The items the model was fitted on, as its card says (``worst_answer`` leaves out
-    answers that inherit an earlier label), else the training split's size."""
-    n = getattr(model, "card_", {}).get("n_train")
-    return int(n) if isinstance(n, int) else n_split
+def _rows(model: RewardModel, n_split: int) -> tuple[int, int, int]:
+    """``n_train``, ``n_left_out`` and ``n_copies`` as the model's card says: the rows it
+    was fitted on (``worst_answer`` leaves out answers that inherit an earlier label;
+    hardening adds edited copies), else the training split's size."""
+    card = getattr(model, "card_", {})
+    n = card.get("n_train")
+    if not isinstance(n, int):
+        return n_split, 0, 0
+    left = int(card.get("n_left_out_inherited", 0))
+    return n, left, max(0, n + left - n_split)
 
 
 def score_file(

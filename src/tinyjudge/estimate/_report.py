@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from tinyjudge.results import Interval
+from tinyjudge.results import Interval, Printed
 
 from ._rates import RateCounts, RateDifference, RateEstimate
 
@@ -21,6 +21,10 @@ __all__ = ["RateRow", "RateComparison", "RateReport"]
 
 def _finite(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
+
+
+def _ci(x: Interval) -> str:
+    return "–" if x.low is None or x.high is None else f"{x.low:.3f}-{x.high:.3f}"
 
 
 @dataclass(frozen=True)
@@ -103,9 +107,11 @@ class RateComparison:
         }
 
 
-@dataclass(frozen=True)
-class RateReport:
+@dataclass(frozen=True, repr=False)
+class RateReport(Printed):
     """Rates of a behaviour, overall and per group, from a cheap and a human source.
+
+    It prints as :meth:`lines` (the overall rate, then each group's), a table in Jupyter.
 
     Attributes:
         rubric: the rubric's id.
@@ -138,6 +144,32 @@ class RateReport:
     def behaviour(self) -> str:
         """What the rate is of: the rubric's positive labels (``full_refusal or ...``)."""
         return " or ".join(self.positive) or f"{self.rubric} positive"
+
+    def lines(self) -> list[str]:
+        """The rate overall and per group, and the comparison when one was asked."""
+        level = f"{self.overall.level:.0%}"
+        out = [
+            f"rate of {self.behaviour}: {self.overall.rate} ({level} CI, {self.overall.method}; "
+            f"{self.cheap} on {self.overall.n_items} items + {self.human} on "
+            f"{self.overall.n_human})"
+        ]
+        if self.groups:
+            out.append(f"by {self.by}: {len(self.groups)} groups")
+        out += [f"{g}: {r.rate} (n human {r.n_human})" for g, r in self.groups.items()]
+        if self.comparison is not None:
+            c = self.comparison
+            out.append(f"{c.a} - {c.b}: {c.difference}")
+        return out
+
+    def table(self) -> tuple[list[str], list[list[object]]]:
+        """A row per group (the overall rate first): rate, intervals, counts."""
+        columns = ["group", "rate", "CI", "human-only CI", "n human", "n items"]
+        named = [("all", self.overall), *self.groups.items()]
+        rows: list[list[object]] = [
+            [g, f"{r.rate.value:.3f}", _ci(r.rate), _ci(r.human_only), r.n_human, r.n_items]
+            for g, r in named
+        ]
+        return columns, rows
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready figures (infinite values become None)."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, overload
 
 from tinyjudge.records import Label
-from tinyjudge.results import fields_dict
+from tinyjudge.results import Printed, fields_dict
 
 __all__ = ["Summary", "Judgment"]
 
@@ -66,9 +66,11 @@ class Summary:
         return out
 
 
-@dataclass(frozen=True, eq=False)
-class Judgment(Sequence[Label]):
+@dataclass(frozen=True, eq=False, repr=False)
+class Judgment(Printed, Sequence[Label]):
     """What :meth:`Judge.run <tinyjudge.judge.Judge.run>` returns: a label per item, and the run.
+
+    It prints as its summary (:meth:`lines`), never every label.
 
     It is a sequence of the labels (one per item, in input order), so
     ``[label] = judge.run([item])`` and ``write_jsonl(path, judgment)`` read it
@@ -107,6 +109,11 @@ class Judgment(Sequence[Label]):
         """How many labels came back unscored for each reason, most frequent first."""
         got = Counter(lab.reason or "" for lab in self.labels if lab.status != "ok")
         return dict(got.most_common())
+
+    def lines(self) -> list[str]:
+        """The source and rubric, then the run's summary."""
+        head = f"{len(self.labels)} labels from {self.source}, rubric {self.rubric}"
+        return [head, *self.summary.lines()]
 
     def as_dict(self) -> dict[str, Any]:
         """The ``--summary`` JSON: the summary's figures, the source, rubric and reasons."""
