@@ -50,7 +50,7 @@ def test_health_and_metrics_report_the_agreement_of_a_sampled_quarter(
             metrics = client.get(f"{url}/metrics", timeout=10).text
         judged = set(srv.calls_by_item)
     assert len(rewards) == len(items)
-    assert audit["pending"] == 0 and audit["judged"] == len(judged) == audit["sampled"]
+    assert audit["pending"] == 0 and audit["judged"] == len(judged) == audit["drawn"]
     assert 0.15 < len(judged) / len(items) < 0.35  # a quarter of the traffic, drawn at random
     expected = sum(rewards[i] == gpt4[i].label for i in judged) / len(judged)
     assert abs(audit["agreement"] - expected) < 1e-9

@@ -11,20 +11,38 @@ agreement on kept items is at least ``target`` with probability at least
 
 The test passes exactly when the one-sided Clopper-Pearson lower bound of the
 agreement reaches ``target``: ``P(Binomial(n, target) >= k) <= delta``.
+
+Items of one dialogue, prompt or question are not independent, and the binomial
+bound then claims more than the data hold. With a group per item the test uses
+the Korn-Graubard form of Clopper-Pearson instead (:func:`korn_graubard_lower`):
+the agreement is the ratio estimator over groups, its variance the between-group
+one, and the exact beta quantile is taken at the design-effect-adjusted effective
+sample size (valid as the number of groups grows). ``bound="exact"`` keeps one
+random item per group and applies the plain binomial bound to those: exact for
+any within-group correlation, at the price of the other items.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from scipy.special import betaincinv
+from scipy.stats import norm
+from scipy.stats import t as student_t
 
 __all__ = [
     "clopper_pearson_lower",
     "clopper_pearson",
+    "ClusterCount",
+    "cluster_count",
+    "korn_graubard_lower",
+    "korn_graubard",
+    "one_per_group",
+    "Bound",
+    "MIN_GROUPS",
     "fewest_to_pass",
     "ThresholdStep",
     "ThresholdChoice",
@@ -62,6 +80,149 @@ def clopper_pearson(k: int, n: int, delta: float) -> tuple[float, float]:
     return (low, high)
 
 
+class ClusterCount(NamedTuple):
+    """Agreement over groups and the sample size it is worth (:func:`cluster_count`).
+
+    Attributes:
+        agreement: the ratio estimator ``sum(k_g) / sum(n_g)``.
+        n: items.
+        groups: groups with at least one item.
+        deff: the design effect (the ratio estimator's between-group variance over the
+            binomial one), at least 1.
+        n_eff: the effective sample size ``n / deff``, shrunk for the ``groups - 1``
+            degrees of freedom of the variance by ``(z_delta / t_delta) ** 2``.
+    """
+
+    agreement: float
+    n: int
+    groups: int
+    deff: float
+    n_eff: float
+
+
+def cluster_count(k: Any, n: Any, delta: float) -> ClusterCount:
+    """The Korn-Graubard effective sample size of a proportion from clustered items.
+
+    ``deff = v / (p (1 - p) / n)`` with ``v = G / (G - 1) * sum((k_g - p n_g) ** 2) / n ** 2``
+    the with-replacement variance of the ratio estimator ``p`` over ``G`` groups. A
+    design effect below 1 is taken as 1 (the bound is never tighter than the binomial
+    one), and so is the one of ``p`` at 0 or 1, where the groups carry no variance to
+    measure. One group is worth one item.
+
+    Args:
+        k: agreements per group.
+        n: items per group (groups without items are ignored).
+        delta: the one-sided error rate of the bound the count is for (the degrees of
+            freedom adjustment compares the ``1 - delta`` quantiles of t and normal).
+
+    Four groups of two, one of them wholly in disagreement: ``p = 6/8``, the residuals
+    ``k_g - p n_g`` are ``0.5, 0.5, -1.5, 0.5``, ``v = 4/3 * 3 / 64 = 1/16`` against the
+    binomial ``0.1875 / 8``: ``deff = 8/3``, so 3 effective items before the t adjustment.
+
+    >>> c = cluster_count([2, 2, 0, 2], [2, 2, 2, 2], delta=0.1)
+    >>> c.agreement, round(c.deff, 4), c.groups
+    (0.75, 2.6667, 4)
+    >>> round(c.n_eff / 3, 4) == round((1.2815516 / 1.6377444) ** 2, 4)  # z_0.9 / t_{3, 0.9}
+    True
+    >>> cluster_count([1] * 10, [1] * 10, 0.1).n_eff < 10  # p = 1: deff 1, t's nine df
+    True
+    """
+    kg = np.asarray(k, dtype=np.float64)
+    ng = np.asarray(n, dtype=np.float64)
+    some = ng > 0
+    kg, ng = kg[some], ng[some]
+    groups, total = int(len(ng)), float(ng.sum())
+    if total <= 0:
+        return ClusterCount(math.nan, 0, 0, math.nan, 0.0)
+    p = float(kg.sum()) / total
+    if groups < 2:
+        return ClusterCount(p, int(total), groups, total, 1.0)
+    deff = 1.0
+    if 0.0 < p < 1.0:
+        v = groups / (groups - 1) * float(((kg - p * ng) ** 2).sum()) / total**2
+        deff = max(1.0, v / (p * (1.0 - p) / total))
+    shrink = (norm.ppf(1.0 - delta) / student_t.ppf(1.0 - delta, groups - 1)) ** 2
+    return ClusterCount(p, int(total), groups, deff, total / deff * min(1.0, float(shrink)))
+
+
+def korn_graubard_lower(k: Any, n: Any, delta: float) -> float:
+    """The Korn-Graubard one-sided lower bound of a proportion from clustered items.
+
+    The exact Clopper-Pearson bound at the effective sample size of
+    :func:`cluster_count`: the ``delta`` quantile of
+    ``Beta(p n_eff, (1 - p) n_eff + 1)``; 0 when nothing agrees.
+
+    Args:
+        k: agreements per group.
+        n: items per group.
+        delta: the error rate of the bound (its level is ``1 - delta``).
+
+    With every group of one item it is close to the binomial bound (the design
+    effect ``n / (n - 1)`` and 99 degrees of freedom cost little):
+
+    >>> round(korn_graubard_lower([1] * 95 + [0] * 5, [1] * 100, 0.1), 4)
+    0.9086
+    >>> round(clopper_pearson_lower(95, 100, 0.1), 4)
+    0.9092
+
+    Twenty groups of five that agree or disagree as a block: the residuals are 0.25
+    (19 times) and -4.75, ``v = 20/19 * 23.75 / 100 ** 2 = 0.0025`` against the
+    binomial ``0.95 * 0.05 / 100``, so ``deff = 100/19`` and the 100 items are worth 19
+    (17.70 after the t adjustment):
+
+    >>> c = cluster_count([5] * 19 + [0], [5] * 20, 0.1)
+    >>> round(c.deff * 19, 6), round(c.n_eff, 2)
+    (100.0, 17.7)
+    >>> round(korn_graubard_lower([5] * 19 + [0], [5] * 20, 0.1), 4)
+    0.8061
+    >>> float(betaincinv(0.95 * c.n_eff, 0.05 * c.n_eff + 1, 0.1)).__round__(4)
+    0.8061
+    """
+    c = cluster_count(k, n, delta)
+    if c.n == 0 or c.agreement <= 0.0:
+        return 0.0
+    a = c.agreement * c.n_eff
+    return float(betaincinv(a, c.n_eff - a + 1.0, delta))
+
+
+def korn_graubard(k: Any, n: Any, delta: float) -> tuple[float, float]:
+    """The two-sided ``1 - delta`` Korn-Graubard interval ``(low, high)``.
+
+    >>> low, high = korn_graubard([5] * 19 + [0], [5] * 20, 0.1)
+    >>> round(low, 3), round(high, 3)
+    (0.764, 0.998)
+    """
+    c = cluster_count(k, n, delta / 2)
+    if c.n == 0:
+        return (math.nan, math.nan)
+    a = c.agreement * c.n_eff
+    low = float(betaincinv(a, c.n_eff - a + 1.0, delta / 2)) if a > 0 else 0.0
+    b = c.n_eff - a
+    high = 1.0 - float(betaincinv(b, a + 1.0, delta / 2)) if b > 0 else 1.0
+    return (low, high)
+
+
+def one_per_group(groups: Any, seed: int = 0) -> np.ndarray:
+    """The index of one random item per group (sorted): the units of the exact bound.
+
+    >>> one_per_group(["a", "a", "b", "c", "c", "c"], seed=0).tolist()
+    [0, 2, 3]
+    """
+    keys = np.asarray(groups, dtype=object)
+    order = np.random.default_rng(seed).permutation(len(keys))
+    first: dict[Any, int] = {}
+    for i in order:
+        first.setdefault(keys[i], int(i))
+    return np.sort(np.fromiter(first.values(), dtype=int, count=len(first)))
+
+
+# the bound a threshold is tested with: items independent, groups (Korn-Graubard), or
+# one random item per group (exact)
+Bound = Literal["item", "cluster", "exact"]
+# the fewest groups whose kept items the cluster bound is asked to rest on
+MIN_GROUPS = 30
+
+
 def fewest_to_pass(target: float, delta: float) -> int:
     """The fewest items whose bound can reach ``target`` (all agreeing: ``delta ** (1/n)``).
 
@@ -73,13 +234,19 @@ def fewest_to_pass(target: float, delta: float) -> int:
 
 @dataclass(frozen=True)
 class ThresholdStep:
-    """One tested threshold: the calibration items it keeps and their agreement."""
+    """One tested threshold: the calibration items it keeps and their agreement.
+
+    ``groups`` counts the groups among them and ``n_eff`` what they are worth to the
+    bound (``n`` under the item bound; the exact bound's items are one per group).
+    """
 
     threshold: float
     n: int
     agree: int
     lower: float
     passed: bool
+    groups: int = 0
+    n_eff: float = 0.0
 
     @property
     def agreement(self) -> float:
@@ -89,13 +256,25 @@ class ThresholdStep:
 
 @dataclass(frozen=True)
 class ThresholdChoice:
-    """The chosen threshold (``None``: none could be guaranteed) and every test run."""
+    """The chosen threshold (``None``: none could be guaranteed) and every test run.
+
+    Attributes:
+        bound: how each threshold was tested (``item``, ``cluster`` or ``exact``).
+        n_groups: groups among the calibration items (``n_calibration`` under ``item``).
+        n_used: calibration items the tests read (one per group under ``exact``).
+        too_few_groups: the cluster bound was not tried: fewer than ``min_groups``
+            groups among the calibration items.
+    """
 
     threshold: float | None
     target: float
     delta: float
     n_calibration: int
     steps: list[ThresholdStep] = field(default_factory=list)
+    bound: Bound = "item"
+    n_groups: int = 0
+    n_used: int = 0
+    too_few_groups: bool = False
 
     @property
     def guaranteed(self) -> bool:
@@ -114,22 +293,36 @@ class ThresholdChoice:
             "threshold": self.threshold,
             "guaranteed": self.guaranteed,
             "n_calibration": self.n_calibration,
+            "bound": self.bound,
+            "n_groups": self.n_groups,
+            "n_used": self.n_used,
+            "too_few_groups": self.too_few_groups,
             "tests": [
                 {"threshold": s.threshold, "n": s.n, "agreement": s.agreement,
-                 "lower": s.lower, "passed": s.passed}
+                 "groups": s.groups, "n_eff": s.n_eff, "lower": s.lower, "passed": s.passed}
                 for s in self.steps
             ],
         }  # fmt: skip
 
 
 def choose_threshold(
-    confidence: Any, agree: Any, *, target: float, delta: float, step: float = 0.02
+    confidence: Any,
+    agree: Any,
+    *,
+    target: float,
+    delta: float,
+    step: float = 0.02,
+    groups: Any = None,
+    bound: Bound | None = None,
+    min_groups: int = MIN_GROUPS,
+    seed: int = 0,
 ) -> ThresholdChoice:
     """Fixed-sequence testing of confidence thresholds, most confident first.
 
     The sequence starts where the most confident :func:`fewest_to_pass` items are
-    kept (fewer could never pass) and grows the kept set by ``step`` of the
-    calibration items at a time; it depends on the confidences only.
+    kept (fewer could never pass), from at least ``min_groups`` groups under the
+    cluster bound, and grows the kept set by ``step`` of the calibration items at a
+    time; it depends on the confidences and groups only, never on agreement.
 
     Args:
         confidence: the cheap source's confidence on each calibration item.
@@ -137,35 +330,76 @@ def choose_threshold(
         target: the agreement to guarantee on kept items.
         delta: the probability that the guarantee may fail.
         step: the share of calibration items added between two tests.
+        groups: each item's group (dialogue, prompt, question); ``None``: independent.
+        bound: ``item`` (binomial), ``cluster`` (Korn-Graubard over ``groups``) or
+            ``exact`` (binomial on one random item per group); default ``cluster``
+            with groups, ``item`` without.
+        min_groups: under ``cluster``, the fewest groups a tested kept set spans; with
+            fewer groups in all no threshold is tested (``too_few_groups``).
+        seed: which item of each group ``exact`` keeps.
 
     >>> conf = [0.99] * 50 + [0.6] * 50
     >>> ok = [True] * 50 + [False] * 25 + [True] * 25
     >>> choose_threshold(conf, ok, target=0.95, delta=0.1).threshold
     0.99
+
+    The same items as ten prompts of five answers each: ten groups leave the variance
+    fewer degrees of freedom, and the fifty sure items no longer pass:
+
+    >>> g = [i // 5 for i in range(100)]
+    >>> by_prompt = choose_threshold(conf, ok, target=0.95, delta=0.1, groups=g, min_groups=5)
+    >>> by_prompt.threshold is None, round(by_prompt.steps[0].n_eff, 1)
+    (True, 42.9)
     """
     conf = np.asarray(confidence, dtype=np.float64)
     hit = np.asarray(agree, dtype=bool)
     n = len(conf)
-    choice = ThresholdChoice(None, target, delta, n)
+    how: Bound = bound or ("item" if groups is None else "cluster")
+    if how != "item" and groups is None:
+        raise ValueError(f"bound={how!r} needs groups: one group key per calibration item")
+    if groups is None or how == "item":
+        codes = np.arange(n)
+    else:
+        _, codes = np.unique(np.asarray(groups, dtype=str), return_inverse=True)
+    n_groups = int(codes.max()) + 1 if n else 0
+    if how == "exact":
+        units = one_per_group(codes, seed)
+        conf, hit, codes = conf[units], hit[units], np.arange(len(units))
+    choice = ThresholdChoice(None, target, delta, n, [], how, n_groups, len(conf))
+    if how == "cluster" and n_groups < min_groups:
+        return ThresholdChoice(None, target, delta, n, [], how, n_groups, len(conf), True)
     first = fewest_to_pass(target, delta)
-    if n < first:
+    m_all = len(conf)
+    if m_all < first:
         return choice
-    ordered = np.sort(conf)[::-1]
-    stride = max(1, math.ceil(step * n))
+    order = np.argsort(-conf, kind="stable")
+    ordered = conf[order]
+    if how == "cluster":  # the first kept set that spans min_groups groups
+        new = np.zeros(m_all, dtype=bool)
+        _, where = np.unique(codes[order], return_index=True)
+        new[where] = True
+        first = max(first, int(np.searchsorted(np.cumsum(new), min_groups)) + 1)
+    stride = max(1, math.ceil(step * m_all))
     steps: list[ThresholdStep] = []
     chosen: float | None = None
-    seen: set[float] = set()
-    for m in [*range(first, n + 1, stride), n]:
+    tried: set[float] = set()
+    for m in [*range(first, m_all + 1, stride), m_all]:
         lam = float(ordered[m - 1])
-        if lam in seen:  # ties: this threshold keeps what the last one kept
+        if lam in tried:  # ties: this threshold keeps what the last one kept
             continue
-        seen.add(lam)
+        tried.add(lam)
         kept = conf >= lam
         nk, k = int(kept.sum()), int(hit[kept].sum())
-        lower = clopper_pearson_lower(k, nk, delta)
+        if how == "cluster":
+            kg = np.bincount(codes[kept], weights=hit[kept], minlength=n_groups)
+            ng = np.bincount(codes[kept], minlength=n_groups)
+            c = cluster_count(kg, ng, delta)
+            lower, n_eff, spans = korn_graubard_lower(kg, ng, delta), c.n_eff, c.groups
+        else:
+            lower, n_eff, spans = clopper_pearson_lower(k, nk, delta), float(nk), nk
         passed = lower >= target
-        steps.append(ThresholdStep(lam, nk, k, lower, passed))
+        steps.append(ThresholdStep(lam, nk, k, lower, passed, spans, n_eff))
         if not passed:
             break
         chosen = lam
-    return ThresholdChoice(chosen, target, delta, n, steps)
+    return ThresholdChoice(chosen, target, delta, n, steps, how, n_groups, m_all)
