@@ -73,7 +73,16 @@ class Scored:
 
 def _load(root: Path, name: str, smoke: bool) -> tuple[list[Item], dict[str, str]]:
     data = run_import(name, root / name)
-    items = data.items[:600] if smoke else data.items
+    items = data.items
+    if smoke:  # a few items: each answering model's first 150
+        count: dict[str, int] = {}
+        keep = []
+        for it in items:
+            m = str(it.metadata.get("answering_model"))
+            count[m] = count.get(m, 0) + 1
+            if count[m] <= 150:
+                keep.append(it)
+        items = keep
     teacher = "judge:gpt-4" if name == "xstest" else "judge:gpt-4o"
     table = index_labels(data.labels)
     labels = {i: lab.label or "" for i, lab in table[teacher].items() if lab.status == "ok"}
@@ -106,6 +115,25 @@ def score_set(root: Path, name: str, rubric: str, units: dict[str, str], args: A
     )
 
 
+def score_held_out_models(root: Path, args: Any) -> list[Scored]:
+    """SYCON with each answering model held out in turn: trained on the others' answers."""
+    items, labels = _load(root, "sycon", args.smoke)
+    out = []
+    for m in sorted({str(it.metadata.get("answering_model")) for it in items}):
+        train = [it for it in items if str(it.metadata.get("answering_model")) != m]
+        held = [it for it in items if str(it.metadata.get("answering_model")) == m]
+        model = make_model(args.tier, "pushback_under_pressure")
+        model.fit(train, [labels[it.id] for it in train])
+        P = model.predict_proba(held)
+        groups = np.array(group_keys(held, "metadata.question_id"), dtype=object)
+        predicted = np.array(model.classes_, dtype=object)[P.argmax(axis=1)]
+        truth = np.array([labels[it.id] for it in held], dtype=object)
+        qid = "metadata.question_id"
+        out.append(Scored(f"sycon without {m}", {"question": groups}, qid, groups, P,
+                          predicted, truth, len(train)))  # fmt: skip
+    return out
+
+
 def confidences(P: np.ndarray) -> dict[str, np.ndarray]:
     """The top probability and the margin over the runner-up."""
     top2 = np.sort(P, axis=1)[:, -2:]
@@ -131,15 +159,18 @@ def _binomial(k: int, n: int) -> list[float]:
     return [round(low, 4), round(high, 4)]
 
 
-def run_splits(s: Scored, unit: str, args: Any, ways: tuple[str, ...]) -> dict[str, Any]:
+Tally = dict[str, dict[str, dict[str, list[float]]]]  # target -> way/bound -> figure -> per split
+
+
+def tally_splits(s: Scored, unit: str, args: Any, ways: tuple[str, ...]) -> Tally:
     """Choose thresholds on calibration units and measure them on test units, per split."""
     units = s.units[unit]
     names = np.array(sorted(set(units)), dtype=object)
     conf = confidences(s.P)
     hit = s.hit
-    rows: dict[str, Any] = {}
+    out: Tally = {}
     for target in TARGETS:
-        tally: dict[str, dict[str, list[float]]] = {}
+        tally = out.setdefault(f"{target:.2f}", {})
         for split in range(args.splits):
             rng = np.random.default_rng(1000 + split)
             cal_u = set(rng.permutation(names)[: len(names) // 2])
@@ -166,7 +197,20 @@ def run_splits(s: Scored, unit: str, args: Any, ways: tuple[str, ...]) -> dict[s
                     t["valid"].append(float(k == 0 or hit[keep].mean() >= target))
                     t["kept"].append(k / int(test.sum()))
                     t["agree"].append(float(hit[keep].mean()) if k else float("nan"))
-        rows[f"{target:.2f}"] = {
+    return out
+
+
+def summary(tallies: list[Tally], s: list[Scored], unit: str) -> dict[str, Any]:
+    """Validity with its 95% interval and the mean kept share, over every split of ``tallies``."""
+    rows: dict[str, Any] = {}
+    for target in tallies[0]:
+        merged: dict[str, dict[str, list[float]]] = {}
+        for one in tallies:
+            for name, t in one[target].items():
+                m = merged.setdefault(name, {"valid": [], "kept": [], "agree": []})
+                for k, v in t.items():
+                    m[k] += v
+        rows[target] = {
             name: {
                 "validity": float(np.mean(t["valid"])),
                 "validity_ci95": _binomial(int(sum(t["valid"])), len(t["valid"])),
@@ -176,16 +220,17 @@ def run_splits(s: Scored, unit: str, args: Any, ways: tuple[str, ...]) -> dict[s
                 "kept_agreement": (float(np.nanmean(t["agree"]))
                                    if not np.all(np.isnan(t["agree"])) else None),
             }
-            for name, t in tally.items()
+            for name, t in merged.items()
         }  # fmt: skip
     return {
         "split_by": unit,
-        "bound_groups": s.bound_key,
-        "n_items": len(units),
-        "n_units": len(names),
-        "n_groups": len(set(s.groups)),
-        "n_train": s.n_train,
-        "agreement_all": float(hit.mean()),
+        "bound_groups": s[0].bound_key,
+        "splits": len(next(iter(merged.values()))["valid"]),
+        "n_items": [len(one.hit) for one in s],
+        "n_units": [len(set(one.units[unit])) for one in s],
+        "n_groups": [len(set(one.groups)) for one in s],
+        "n_train": [one.n_train for one in s],
+        "agreement_all": [float(one.hit.mean()) for one in s],
         "targets": rows,
     }
 
@@ -278,17 +323,21 @@ def main() -> None:
     ]  # fmt: skip
     results: dict[str, Any] = {}
     curves = {}
+    rows: list[tuple[str, list[Scored], str]] = []
     for name, rubric, units in sets:
         s = score_set(args.data, name, rubric, units, args)
-        for unit in units:
-            row = run_splits(s, unit, args, ways)
-            results[f"{name}, by {unit}"] = row
-            for t, by in row["targets"].items():
-                for way_bound, r in by.items():
-                    print(f"{name:6} by {unit:8} target {t} {way_bound:16} validity "
-                          f"{r['validity']:.3f} {r['validity_ci95']} kept {r['kept']:.3f}",
-                          flush=True)  # fmt: skip
+        rows += [(f"{name}, by {unit}", [s], unit) for unit in units]
         curves[name] = curve(s, args.delta)
+    # a policy's new answers to known questions: the issue's setting (pooled over the four)
+    rows.append(("sycon, answering model held out, by question",
+                 score_held_out_models(args.data, args), "question"))  # fmt: skip
+    for label, scored, unit in rows:
+        row = summary([tally_splits(one, unit, args, ways) for one in scored], scored, unit)
+        results[label] = row
+        for t, by in row["targets"].items():
+            for way_bound, r in by.items():
+                print(f"{label} target {t} {way_bound:16} validity {r['validity']:.3f} "
+                      f"{r['validity_ci95']} kept {r['kept']:.3f}", flush=True)  # fmt: skip
     meta = {
         "splits": args.splits, "train_share": args.train, "delta": args.delta,
         "tier": args.tier, "confidences": list(ways), "smoke": args.smoke,
