@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
@@ -141,8 +142,14 @@ def cluster_count(k: Any, n: Any, delta: float) -> ClusterCount:
     if 0.0 < p < 1.0:
         v = groups / (groups - 1) * float(((kg - p * ng) ** 2).sum()) / total**2
         deff = max(1.0, v / (p * (1.0 - p) / total))
-    shrink = (norm.ppf(1.0 - delta) / student_t.ppf(1.0 - delta, groups - 1)) ** 2
-    return ClusterCount(p, int(total), groups, deff, total / deff * min(1.0, float(shrink)))
+    return ClusterCount(p, int(total), groups, deff, total / deff * _df_shrink(groups - 1, delta))
+
+
+@lru_cache(maxsize=4096)
+def _df_shrink(df: int, delta: float) -> float:
+    # (z / t) ** 2 at the one-sided 1 - delta quantiles; cached, since a threshold scan asks
+    # for the same few degrees of freedom again and again and t's quantile is slow
+    return min(1.0, float((norm.ppf(1.0 - delta) / student_t.ppf(1.0 - delta, df)) ** 2))
 
 
 def korn_graubard_lower(k: Any, n: Any, delta: float) -> float:
@@ -221,6 +228,27 @@ def one_per_group(groups: Any, seed: int = 0) -> np.ndarray:
 Bound = Literal["item", "cluster", "exact"]
 # the fewest groups whose kept items the cluster bound is asked to rest on
 MIN_GROUPS = 30
+
+
+def _first_cluster_test(
+    codes: np.ndarray, first: int, min_groups: int, target: float, delta: float
+) -> int:
+    """The first kept set (most confident first) worth testing under the cluster bound.
+
+    It spans ``min_groups`` groups, and a perfect record on it could pass: at agreement 1
+    the bound is ``delta ** (1 / n_eff)`` with ``n_eff = n (z / t) ** 2``, so the t
+    adjustment asks for a few more items than :func:`fewest_to_pass` (a test that could
+    not pass would stop the sequence for nothing). Groups only: the order stays fixed.
+    """
+    new = np.zeros(len(codes), dtype=bool)
+    _, where = np.unique(codes, return_index=True)
+    new[where] = True
+    spans = np.cumsum(new)
+    need = math.log(delta) / math.log(target)
+    m = max(first, int(np.searchsorted(spans, min_groups)) + 1)
+    while m <= len(codes) and m * _df_shrink(int(spans[m - 1]) - 1, delta) < need:
+        m += 1
+    return m
 
 
 def fewest_to_pass(target: float, delta: float) -> int:
@@ -343,13 +371,15 @@ def choose_threshold(
     >>> choose_threshold(conf, ok, target=0.95, delta=0.1).threshold
     0.99
 
-    The same items as ten prompts of five answers each: ten groups leave the variance
-    fewer degrees of freedom, and the fifty sure items no longer pass:
+    The same items as ten prompts of five answers each: the variance over ten groups has
+    9 degrees of freedom, so a perfect record is worth ``(z / t) ** 2 = 0.86`` of its items
+    and needs 53 of them to pass, more than the 50 sure ones; the first test keeps the
+    next ties too, and fails:
 
     >>> g = [i // 5 for i in range(100)]
     >>> by_prompt = choose_threshold(conf, ok, target=0.95, delta=0.1, groups=g, min_groups=5)
-    >>> by_prompt.threshold is None, round(by_prompt.steps[0].n_eff, 1)
-    (True, 42.9)
+    >>> by_prompt.threshold is None, by_prompt.steps[0].n
+    (True, 100)
     """
     conf = np.asarray(confidence, dtype=np.float64)
     hit = np.asarray(agree, dtype=bool)
@@ -374,11 +404,10 @@ def choose_threshold(
         return choice
     order = np.argsort(-conf, kind="stable")
     ordered = conf[order]
-    if how == "cluster":  # the first kept set that spans min_groups groups
-        new = np.zeros(m_all, dtype=bool)
-        _, where = np.unique(codes[order], return_index=True)
-        new[where] = True
-        first = max(first, int(np.searchsorted(np.cumsum(new), min_groups)) + 1)
+    if how == "cluster":
+        first = _first_cluster_test(codes[order], first, min_groups, target, delta)
+        if first > m_all:  # even a perfect record on every item could not pass
+            return choice
     stride = max(1, math.ceil(step * m_all))
     steps: list[ThresholdStep] = []
     chosen: float | None = None
