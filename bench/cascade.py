@@ -151,7 +151,7 @@ def _selector(s: Scored, fit: np.ndarray, rest: np.ndarray) -> np.ndarray:
     y = s.hit[fit]
     if len(set(y)) < 2:  # one kind only: fall back on the top probability
         return conf["top"]
-    return LogisticRegression(C=1.0).fit(X[fit], y).predict_proba(X)[:, 1]
+    return LogisticRegression(C=1.0, solver="liblinear").fit(X[fit], y).predict_proba(X)[:, 1]
 
 
 def _binomial(k: int, n: int) -> list[float]:
