@@ -18,13 +18,15 @@ from tinyjudge._faces import callable_package
 from ._audit import AuditSampler, audit_sampler
 from ._bound import (
     MIN_GROUPS,
-    ClusterCount,
     ThresholdChoice,
     ThresholdStep,
     choose_threshold,
     clopper_pearson,
-    cluster_count,
     fewest_to_pass,
+)
+from ._cluster import (
+    ClusterCount,
+    cluster_count,
     korn_graubard,
     korn_graubard_lower,
     one_per_group,

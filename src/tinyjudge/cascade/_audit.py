@@ -32,7 +32,8 @@ from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label
 from tinyjudge.results import Interval
 
-from ._bound import clopper_pearson, korn_graubard
+from ._bound import clopper_pearson
+from ._cluster import korn_graubard
 
 __all__ = ["AuditSampler", "AuditState", "audit_sampler", "card_agreement"]
 

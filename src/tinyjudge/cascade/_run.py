@@ -13,7 +13,8 @@ from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label, index_labels
 from tinyjudge.results import Interval
 
-from ._bound import ThresholdChoice, choose_threshold, clopper_pearson, korn_graubard
+from ._bound import ThresholdChoice, choose_threshold, clopper_pearson
+from ._cluster import korn_graubard
 from ._result import CascadeConfig, CascadeResult, StageResult
 
 if TYPE_CHECKING:
