@@ -310,6 +310,7 @@ def main() -> None:
     ap.add_argument("--tier", default="linear", choices=("linear", "probe"))
     ap.add_argument("--confidences", default="top,margin,selector",
                     help="comma-separated: top, margin, selector")  # fmt: skip
+    ap.add_argument("--sets", default="xstest,sycon", help="comma-separated: xstest, sycon")
     ap.add_argument("--smoke", action="store_true", help="3 splits on a few items (a test)")
     args = ap.parse_args()
     if args.smoke:
@@ -323,13 +324,15 @@ def main() -> None:
     ]  # fmt: skip
     results: dict[str, Any] = {}
     curves = {}
+    wanted = set(args.sets.split(","))
     rows: list[tuple[str, list[Scored], str]] = []
-    for name, rubric, units in sets:
+    for name, rubric, units in [one for one in sets if one[0] in wanted]:
         s = score_set(args.data, name, rubric, units, args)
         rows += [(f"{name}, by {unit}", [s], unit) for unit in units]
         curves[name] = curve(s, args.delta)
     # a policy's new answers to known questions: the setting (pooled over the four)
-    rows.append(("sycon, answering model held out, by question",
+    if "sycon" in wanted:
+        rows.append(("sycon, answering model held out, by question",
                  score_held_out_models(args.data, args), "question"))  # fmt: skip
     for label, scored, unit in rows:
         row = summary([tally_splits(one, unit, args, ways) for one in scored], scored, unit)
@@ -340,7 +343,7 @@ def main() -> None:
                       f"{r['validity_ci95']} kept {r['kept']:.3f}", flush=True)  # fmt: skip
     meta = {
         "splits": args.splits, "train_share": args.train, "delta": args.delta,
-        "tier": args.tier, "confidences": list(ways), "smoke": args.smoke,
+        "tier": args.tier, "confidences": list(ways), "sets": sorted(wanted), "smoke": args.smoke,
         "seconds": round(time.time() - t0, 1), "machine": platform.machine(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "command": " ".join(["python", *sys.argv]),

@@ -346,3 +346,16 @@ def test_cli_an_unmet_target_is_one_line_and_exit_status_3(
                            "exact", "--seed", "1", "--out", out)  # fmt: skip
     assert rc == 0, err
     assert "exact bound on one random item of each of the 40 groups" in " ".join(stdout.split())
+
+
+def test_an_unmet_target_names_the_first_test_that_failed(split: Split) -> None:
+    res = cascade(split.model, split.items, split.calibration, reference="judge:gpt-4",
+                  target=0.97)  # fmt: skip
+    first = res.stages[0].choice.steps[0]
+    assert not res.guaranteed and not first.passed and first.agree < first.n
+    assert res.note == (
+        f"target 0.97 not met vs judge:gpt-4: its most confident {first.n} calibration items "
+        f"agree {first.agree}/{first.n}, lower bound {first.lower:.3f} < 0.97: every item is "
+        "escalated; lower target, raise delta, or label more calibration items"
+    )
+    assert "nan" not in "\n".join(res.lines())

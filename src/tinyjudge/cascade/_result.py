@@ -112,9 +112,10 @@ class StageResult:
                 f"at delta {c.delta} even if all agree"
             )
         first = c.steps[0]
+        unit = "calibration items (one per group)" if c.bound == "exact" else "calibration items"
         return (
             f"target {target} not met vs {self.reference}: its most confident "
-            f"{first.n} calibration items agree {first.agree}/{first.n}, lower bound "
+            f"{first.n} {unit} agree {first.agree}/{first.n}, lower bound "
             f"{first.lower:.3f} < {target}"
         )
 
