@@ -354,6 +354,15 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     if args.out.exists() and not args.smoke:  # one file, one entry per tier
         old = json.loads(args.out.read_text())
+        before = old.get(args.tier, {})
+        if set(before.get("meta", {}).get("sets", ())) - wanted:  # keep the other sets' rows
+            payload["results"] = {**before["results"], **payload["results"]}
+            payload["curves"] = {**before.get("curves", {}), **payload["curves"]}
+            meta["sets"] = sorted(wanted | set(before["meta"]["sets"]))
+            meta["runs"] = [
+                *before["meta"].get("runs", [before["meta"]["command"]]),
+                meta["command"],
+            ]
         payload = {**old, args.tier: payload}
     else:
         payload = {args.tier: payload}
