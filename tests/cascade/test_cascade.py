@@ -338,9 +338,12 @@ def test_cli_an_unmet_target_is_one_line_and_exit_status_3(
     shown = " ".join(stdout.split())
     assert "target 0.9 not met: the calibration items come from 5 groups" in shown
     assert "nan" not in stdout and "rm:compliance-linear: no threshold; kept 0/100" in shown
-    figures = json.loads((out / "cascade.json").read_text())
+    text = (out / "cascade.json").read_text()
+    figures = json.loads(text)
     assert figures["guaranteed"] is False and figures["calibration_agreement"] is None
-    assert figures["group_by"] == "metadata.answering_model"
+    assert figures["group_by"] == "metadata.answering_model" and "NaN" not in text
+    stage = figures["stages"][0]
+    assert (stage["bound"], stage["n_groups"], stage["too_few_groups"]) == ("cluster", 5, True)
     rc, stdout, err = _cli(monkeypatch, capsys, "cascade", model_dir, items, "--calibration",
                            calib, "--reference", "judge:gpt-4", "--target", "0.85", "--bound",
                            "exact", "--seed", "1", "--out", out)  # fmt: skip

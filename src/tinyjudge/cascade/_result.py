@@ -122,12 +122,17 @@ class StageResult:
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: the fields but ``choice``, then what follows from them and the
         thresholds tested (``tests``)."""
-        return fields_dict(self, skip=("choice",)) | {
+        choice = self.choice.to_dict()
+        out = fields_dict(self, skip=("choice",)) | {
             "guaranteed": self.guaranteed,
             "calibration_kept": self.choice.chosen.n if self.choice.chosen else 0,
             "share_kept": None if math.isnan(self.share_kept) else self.share_kept,
-            "tests": self.choice.to_dict()["tests"],
+            **{k: choice[k] for k in ("bound", "n_groups", "n_used", "too_few_groups")},
+            "tests": choice["tests"],
         }
+        if not self.guaranteed:  # no kept items, no agreement: null, never NaN in JSON
+            out["calibration_agreement"] = None
+        return out
 
 
 @dataclass
