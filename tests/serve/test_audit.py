@@ -136,14 +136,15 @@ def test_a_burst_of_400_at_rate_a_quarter_is_drawn_uniformly_and_judged_meanwhil
             metrics = client.get(f"{url}/metrics", timeout=10).text
         judged = set(srv.calls_by_item)
     # every scored rollout had its draw, none was dropped, and the judge caught up after
-    assert right_after["offered"] == audit["offered"] == 400 and audit["rate"] == 0.25
-    assert audit["drawn"] == right_after["drawn"]  # drawn with the reward, not later
-    assert 60 <= audit["judged"] <= 140 and audit["judged"] == len(judged)
-    assert audit["drawn"] == audit["judged"] + audit["dropped"] + audit["failed"]
-    assert audit["dropped"] == audit["failed"] == audit["pending"] == 0
+    assert right_after["offered"] == audit["offered"] == 400 and audit["rate"] == 0.25, audit
+    assert audit["drawn"] == right_after["drawn"], (right_after, audit)  # drawn with the reward
+    assert 60 <= audit["judged"] <= 140 and audit["judged"] == len(judged), audit
+    assert audit["drawn"] == audit["judged"] + audit["dropped"] + audit["failed"], audit
+    assert audit["dropped"] == audit["failed"] == audit["pending"] == 0, audit
     # the judged items are the drawn ones (no item judged twice, none outside the traffic)
-    assert judged <= {it.id for it in items} and set(srv.calls_by_item.values()) == {1}
+    calls = dict(srv.calls_by_item)
+    assert judged <= {it.id for it in items} and set(calls.values()) == {1}, calls
     # XSTest's five answers to a prompt are a group: the interval is over prompts
-    assert audit["group_by"] == "metadata.prompt_id" and audit["groups"] < audit["judged"]
+    assert audit["group_by"] == "metadata.prompt_id" and audit["groups"] < audit["judged"], audit
     assert "tinyjudge_audit_rate 0.25" in metrics and "tinyjudge_audit_offered 400" in metrics
     assert f"tinyjudge_audit_drawn {audit['drawn']}" in metrics
