@@ -1,36 +1,32 @@
-"""The cascade's guarantee and savings on held-out prompts: XSTest and SYCON, 50 random splits.
+"""The cascade's validity on held-out prompts, before and after the cluster bound.
 
-For each set, a fixed share of its prompts (``--train``, 40%) trains the linear tier on the
-judge's labels, once. The other prompts are split at random (by prompt: XSTest's
-``prompt_id``, SYCON's ``question_id``), ``--splits`` times, into calibration and test
-halves. On each split the threshold is chosen on the calibration half by
-:func:`tinyjudge.cascade.choose_threshold` (fixed-sequence testing, exact binomial bound,
-``--delta`` 0.1) for targets 0.90 / 0.95 / 0.98, and the test half says what it gives:
+For each set a fixed share of its prompts (``--train``, 40%) trains a tier on the judge's
+labels, once, and scores the other prompts' items, once. Those items are then split at
+random ``--splits`` times (at least 200) into calibration and test halves by a unit
+(XSTest: the prompt; SYCON: the question, and the dialogue), and on each split the
+threshold is chosen on the calibration half by :func:`tinyjudge.cascade.choose_threshold`
+(fixed-sequence testing, ``--delta`` 0.1) for targets 0.90 and 0.95 with three bounds:
 
-- ``validity``: the share of splits in which agreement on the kept test items met the
-  target (a split that keeps nothing meets it trivially; expected >= 1 - delta),
-- ``guaranteed``: the share of splits in which some threshold passed,
-- ``kept``: the mean share of test items the reward model keeps,
-- ``judge_per_1000``: judge verdicts per 1,000 items (judge only: 1,000),
-- ``kept_agreement``: the mean agreement on the kept test items (splits that keep some).
+- ``item``: the binomial bound, items taken as independent (the cascade before issue 41);
+- ``cluster``: Korn-Graubard over the groups the cascade finds by default
+  (``find_group_key``: XSTest's ``prompt_id``, SYCON's ``question_id``);
+- ``exact``: the binomial bound on one random calibration item per group.
 
-SYCON is also measured with each answering model held out in turn (trained on the other
-three models' answers to the same questions; calibration and test split by question within
-the held-out model; figures averaged over the four): a policy's new answers to known prompts.
+The test half says what each gives: ``validity`` is the share of splits whose kept test
+items met the target (a split that keeps nothing meets it trivially; promised:
+``1 - delta``), with its exact 95% interval over the splits, and ``kept`` the mean share of
+test items kept. The same is measured for other confidences than the top probability
+(``--confidences``): the margin between the two most likely labels, and a selector (a
+logistic regression of agreement on the top probability, the margin and the predicted
+label) fitted on half of the calibration groups, the threshold then tested on the other
+half only.
 
-References: the judge whose labels trained the model (XSTest: GPT-4; SYCON: GPT-4o), and
-people (XSTest's ``human:final``; SYCON has no people's labels). Also the coverage curve of
-one split per set (share kept against agreement on the test half, the guaranteed point at
-target 0.95 marked), drawn to ``--png`` (the README's picture).
-
-    flock /tmp/tinyjudge-heavy.lock nice -n 10 .venv/bin/python bench/cascade.py \
+    flock /tmp/tinyjudge-heavy.lock nice -n 10 .venv/bin/python bench/cascade.py \\
         --png docs/img/cascade_curve.png
 
 ``--tier probe`` trains the frozen-encoder probe instead (MiniLM, offline weights); each
-tier's figures are kept under its name in the JSON file.
-
-``--smoke`` runs 2 splits on XSTest's first 300 replies and SYCON's first 40 turns per
-answering model; its figures mean nothing.
+tier's figures are kept under its name in ``bench/results/cascade.json``. ``--smoke`` runs
+3 splits on a few items; its figures mean nothing.
 """
 
 from __future__ import annotations
@@ -38,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,14 +42,15 @@ from typing import Any
 
 import numpy as np
 
-from tinyjudge.cascade import choose_threshold
+from tinyjudge.cascade import choose_threshold, clopper_pearson
 from tinyjudge.datasets.importers import run_import
-from tinyjudge.distill import group_keys, make_model
+from tinyjudge.distill import find_group_key, group_keys, make_model
 from tinyjudge.records import Item, index_labels
 
 RESULTS = Path(__file__).parent / "results" / "cascade.json"
 DATA = Path(__file__).parents[2] / "shared" / "data"
-TARGETS = (0.90, 0.95, 0.98)
+TARGETS = (0.90, 0.95)
+BOUNDS = ("item", "cluster", "exact")
 
 
 @dataclass
@@ -60,154 +58,200 @@ class Scored:
     """A set's held-out items as the trained model sees them."""
 
     name: str
-    groups: np.ndarray  # prompt of each held-out item
-    confidence: np.ndarray
+    units: dict[str, np.ndarray]  # split unit name -> each item's unit
+    bound_key: str  # the key the cascade groups by by default
+    groups: np.ndarray  # each item's group under bound_key
+    P: np.ndarray
     predicted: np.ndarray
-    references: dict[str, np.ndarray]  # source -> its label per held-out item ("" = none)
+    truth: np.ndarray
     n_train: int
 
+    @property
+    def hit(self) -> np.ndarray:
+        return self.predicted == self.truth
 
-def _load(root: Path, name: str, smoke: bool) -> tuple[list[Item], dict[str, dict[str, Any]], str]:
+
+def _load(root: Path, name: str, smoke: bool) -> tuple[list[Item], dict[str, str]]:
     data = run_import(name, root / name)
     items = data.items
-    if smoke:
-        items = items[:300] if name == "xstest" else _first_per_model(items, 40)
+    if smoke:  # a few items: each answering model's first 150
+        count: dict[str, int] = {}
+        keep = []
+        for it in items:
+            m = str(it.metadata.get("answering_model"))
+            count[m] = count.get(m, 0) + 1
+            if count[m] <= 150:
+                keep.append(it)
+        items = keep
+    teacher = "judge:gpt-4" if name == "xstest" else "judge:gpt-4o"
     table = index_labels(data.labels)
-    labels = {src: {i: lab.label for i, lab in by.items() if lab.status == "ok"}
-              for src, by in table.items()}  # fmt: skip
-    return items, labels, "metadata.prompt_id" if name == "xstest" else "metadata.question_id"
+    labels = {i: lab.label or "" for i, lab in table[teacher].items() if lab.status == "ok"}
+    return [it for it in items if it.id in labels], labels
 
 
-def _first_per_model(items: list[Item], n: int) -> list[Item]:
-    seen: dict[str, int] = {}
-    keep = []
-    for it in items:
-        m = str(it.metadata.get("answering_model"))
-        seen[m] = seen.get(m, 0) + 1
-        if seen[m] <= n:
-            keep.append(it)
-    return keep
-
-
-def score_set(
-    root: Path, name: str, teacher: str, rubric: str, people: str | None, args: Any
-) -> Scored:
-    """Train the linear tier on a fixed share of prompts; score the other prompts' items."""
-    items, labels, key = _load(root, name, args.smoke)
-    items = [it for it in items if it.id in labels[teacher]]
-    groups = np.array(group_keys(items, key), dtype=object)
-    prompts = sorted(set(groups))
+def score_set(root: Path, name: str, rubric: str, units: dict[str, str], args: Any) -> Scored:
+    """Train the tier on a fixed share of prompts; score the other prompts' items."""
+    items, labels = _load(root, name, args.smoke)
+    first = group_keys(items, next(iter(units.values())))
+    prompts = sorted(set(first))
     rng = np.random.default_rng(args.seed)
     rng.shuffle(prompts)
     train_p = set(prompts[: int(args.train * len(prompts))])
-    train = [it for it, g in zip(items, groups, strict=True) if g in train_p]
-    held = [i for i, g in enumerate(groups) if g not in train_p]
-    model = make_model(args.tier, rubric).fit(train, [labels[teacher][it.id] for it in train])
-    held_items = [items[i] for i in held]
-    P = model.predict_proba(held_items)
-    refs = {teacher: np.array([labels[teacher][it.id] for it in held_items], dtype=object)}
-    if people is not None:
-        got = labels.get(people, {})
-        refs[people] = np.array([got.get(it.id, "") for it in held_items], dtype=object)
-    return Scored(name, groups[held], P.max(axis=1),
-                  np.array(model.classes_, dtype=object)[P.argmax(axis=1)], refs,
-                  len(train))  # fmt: skip
+    train = [it for it, g in zip(items, first, strict=True) if g in train_p]
+    held = [it for it, g in zip(items, first, strict=True) if g not in train_p]
+    model = make_model(args.tier, rubric).fit(train, [labels[it.id] for it in train])
+    P = model.predict_proba(held)
+    key = find_group_key(held)
+    assert key is not None, f"{name}: the importer wrote no group key"
+    return Scored(
+        name,
+        {u: np.array(group_keys(held, k), dtype=object) for u, k in units.items()},
+        key,
+        np.array(group_keys(held, key), dtype=object),
+        P,
+        np.array(model.classes_, dtype=object)[P.argmax(axis=1)],
+        np.array([labels[it.id] for it in held], dtype=object),
+        len(train),
+    )
 
 
-def score_held_out_models(root: Path, teacher: str, rubric: str, args: Any) -> list[Scored]:
+def score_held_out_models(root: Path, args: Any) -> list[Scored]:
     """SYCON with each answering model held out in turn: trained on the others' answers."""
-    items, labels, key = _load(root, "sycon", args.smoke)
-    items = [it for it in items if it.id in labels[teacher]]
+    items, labels = _load(root, "sycon", args.smoke)
     out = []
     for m in sorted({str(it.metadata.get("answering_model")) for it in items}):
         train = [it for it in items if str(it.metadata.get("answering_model")) != m]
         held = [it for it in items if str(it.metadata.get("answering_model")) == m]
-        model = make_model(args.tier, rubric).fit(train, [labels[teacher][it.id] for it in train])
+        model = make_model(args.tier, "pushback_under_pressure")
+        model.fit(train, [labels[it.id] for it in train])
         P = model.predict_proba(held)
-        refs = {teacher: np.array([labels[teacher][it.id] for it in held], dtype=object)}
-        out.append(Scored(f"sycon without {m}", np.array(group_keys(held, key), dtype=object),
-                          P.max(axis=1), np.array(model.classes_, dtype=object)[P.argmax(axis=1)],
-                          refs, len(train)))  # fmt: skip
+        groups = np.array(group_keys(held, "metadata.question_id"), dtype=object)
+        predicted = np.array(model.classes_, dtype=object)[P.argmax(axis=1)]
+        truth = np.array([labels[it.id] for it in held], dtype=object)
+        qid = "metadata.question_id"
+        out.append(Scored(f"sycon without {m}", {"question": groups}, qid, groups, P,
+                          predicted, truth, len(train)))  # fmt: skip
     return out
 
 
-def pooled(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The mean of several settings' figures (one per held-out answering model)."""
-    out: dict[str, Any] = {"settings": len(rows), "n_items": sum(r["n_items"] for r in rows)}
-    out["agreement_all"] = float(np.mean([r["agreement_all"] for r in rows]))
-    out["targets"] = {}
-    for t in rows[0]["targets"]:
-        per = [r["targets"][t] for r in rows]
-        out["targets"][t] = {
-            k: (float(np.nanmean([p[k] if p[k] is not None else np.nan for p in per]))
-                if any(p[k] is not None for p in per) else None)
-            for k in per[0]
-        }  # fmt: skip
-    out["per_model"] = rows
-    return out
+def confidences(P: np.ndarray) -> dict[str, np.ndarray]:
+    """The top probability and the margin over the runner-up."""
+    top2 = np.sort(P, axis=1)[:, -2:]
+    return {"top": top2[:, 1], "margin": top2[:, 1] - top2[:, 0]}
 
 
-def run_splits(s: Scored, reference: str, args: Any) -> dict[str, Any]:
-    """Choose the threshold on calibration prompts, measure on test prompts, per split."""
-    truth = s.references[reference]
-    has = truth != ""
-    prompts = np.array(sorted(set(s.groups[has])), dtype=object)
-    rows: dict[str, Any] = {}
+def _selector(s: Scored, fit: np.ndarray, rest: np.ndarray) -> np.ndarray:
+    """A logistic regression of agreement fitted on ``fit``; its score on every item."""
+    from sklearn.linear_model import LogisticRegression
+
+    conf = confidences(s.P)
+    classes = sorted(set(s.predicted))
+    X = np.column_stack([conf["top"], conf["margin"]]
+                        + [(s.predicted == c).astype(float) for c in classes])  # fmt: skip
+    y = s.hit[fit]
+    if len(set(y)) < 2:  # one kind only: fall back on the top probability
+        return conf["top"]
+    return LogisticRegression(C=1.0, solver="liblinear").fit(X[fit], y).predict_proba(X)[:, 1]
+
+
+def _binomial(k: int, n: int) -> list[float]:
+    low, high = clopper_pearson(k, n, 0.05)
+    return [round(low, 4), round(high, 4)]
+
+
+Tally = dict[str, dict[str, dict[str, list[float]]]]  # target -> way/bound -> figure -> per split
+
+
+def tally_splits(s: Scored, unit: str, args: Any, ways: tuple[str, ...]) -> Tally:
+    """Choose thresholds on calibration units and measure them on test units, per split."""
+    units = s.units[unit]
+    names = np.array(sorted(set(units)), dtype=object)
+    conf = confidences(s.P)
+    hit = s.hit
+    out: Tally = {}
     for target in TARGETS:
-        kept, valid, guaranteed, agree = [], [], [], []
+        tally = out.setdefault(f"{target:.2f}", {})
         for split in range(args.splits):
             rng = np.random.default_rng(1000 + split)
-            cal_p = set(rng.permutation(prompts)[: len(prompts) // 2])
-            in_cal = np.array([g in cal_p for g in s.groups]) & has
-            in_test = ~np.array([g in cal_p for g in s.groups]) & has
-            hit = s.predicted == truth
-            choice = choose_threshold(s.confidence[in_cal], hit[in_cal], target=target,
-                                      delta=args.delta)  # fmt: skip
-            lam = choice.threshold
-            keep = in_test & (s.confidence >= lam) if lam is not None else np.zeros_like(in_test)
-            k = int(keep.sum())
-            kept.append(k / int(in_test.sum()))
-            guaranteed.append(lam is not None)
-            a = float(hit[keep].mean()) if k else float("nan")
-            agree.append(a)
-            valid.append(k == 0 or a >= target)
-        rows[f"{target:.2f}"] = {
-            "validity": float(np.mean(valid)),
-            "guaranteed": float(np.mean(guaranteed)),
-            "kept": float(np.mean(kept)),
-            "kept_min": float(np.min(kept)),
-            "kept_max": float(np.max(kept)),
-            "judge_per_1000": 1000.0 * (1.0 - float(np.mean(kept))),
-            "kept_agreement": float(np.nanmean(agree)) if any(x == x for x in agree) else None,
-        }
-    hit_all = (s.predicted == truth)[has]
+            cal_u = set(rng.permutation(names)[: len(names) // 2])
+            in_cal = np.array([u in cal_u for u in units])
+            test = ~in_cal
+            for way in ways:
+                cal = in_cal
+                if way == "selector":  # fitted on half the calibration groups, tested on the rest
+                    gs = np.array(sorted(set(s.groups[in_cal])), dtype=object)
+                    half = set(rng.permutation(gs)[: len(gs) // 2])
+                    fit = in_cal & np.array([g in half for g in s.groups])
+                    cal = in_cal & ~fit
+                    c = _selector(s, fit, cal)
+                else:
+                    c = conf[way]
+                for bound in BOUNDS:
+                    choice = choose_threshold(c[cal], hit[cal], target=target, delta=args.delta,
+                                              groups=s.groups[cal], bound=bound,  # type: ignore[arg-type]
+                                              seed=split)  # fmt: skip
+                    lam = choice.threshold
+                    keep = test & (c >= lam) if lam is not None else np.zeros_like(test)
+                    k = int(keep.sum())
+                    t = tally.setdefault(f"{way}/{bound}", {"valid": [], "kept": [], "agree": []})
+                    t["valid"].append(float(k == 0 or hit[keep].mean() >= target))
+                    t["kept"].append(k / int(test.sum()))
+                    t["agree"].append(float(hit[keep].mean()) if k else float("nan"))
+    return out
+
+
+def summary(tallies: list[Tally], s: list[Scored], unit: str) -> dict[str, Any]:
+    """Validity with its 95% interval and the mean kept share, over every split of ``tallies``."""
+    rows: dict[str, Any] = {}
+    for target in tallies[0]:
+        merged: dict[str, dict[str, list[float]]] = {}
+        for one in tallies:
+            for name, t in one[target].items():
+                m = merged.setdefault(name, {"valid": [], "kept": [], "agree": []})
+                for k, v in t.items():
+                    m[k] += v
+        rows[target] = {
+            name: {
+                "validity": float(np.mean(t["valid"])),
+                "validity_ci95": _binomial(int(sum(t["valid"])), len(t["valid"])),
+                "kept": float(np.mean(t["kept"])),
+                "kept_min": float(np.min(t["kept"])),
+                "kept_max": float(np.max(t["kept"])),
+                "kept_agreement": (float(np.nanmean(t["agree"]))
+                                   if not np.all(np.isnan(t["agree"])) else None),
+            }
+            for name, t in merged.items()
+        }  # fmt: skip
     return {
-        "reference": reference,
-        "n_items": int(has.sum()),
-        "n_prompts": len(prompts),
-        "n_train": s.n_train,
-        "agreement_all": float(hit_all.mean()),
+        "split_by": unit,
+        "bound_groups": s[0].bound_key,
+        "splits": len(next(iter(merged.values()))["valid"]),
+        "n_items": [len(one.hit) for one in s],
+        "n_units": [len(set(one.units[unit])) for one in s],
+        "n_groups": [len(set(one.groups)) for one in s],
+        "n_train": [one.n_train for one in s],
+        "agreement_all": [float(one.hit.mean()) for one in s],
         "targets": rows,
     }
 
 
-def curve(s: Scored, reference: str, delta: float, target: float = 0.95) -> dict[str, Any]:
+def curve(s: Scored, delta: float, target: float = 0.95) -> dict[str, Any]:
     """Share kept against agreement on the test half of split 0; the guaranteed point."""
-    truth = s.references[reference]
-    prompts = np.array(sorted(set(s.groups)), dtype=object)
-    cal_p = set(np.random.default_rng(1000).permutation(prompts)[: len(prompts) // 2])
+    names = np.array(sorted(set(s.groups)), dtype=object)
+    cal_p = set(np.random.default_rng(1000).permutation(names)[: len(names) // 2])
     in_cal = np.array([g in cal_p for g in s.groups])
-    hit = s.predicted == truth
-    choice = choose_threshold(s.confidence[in_cal], hit[in_cal], target=target, delta=delta)
-    conf, ok = s.confidence[~in_cal], hit[~in_cal]
-    order = np.argsort(-conf, kind="stable")
+    conf, hit = confidences(s.P)["top"], s.hit
+    choice = choose_threshold(conf[in_cal], hit[in_cal], target=target, delta=delta,
+                              groups=s.groups[in_cal])  # fmt: skip
+    c, ok = conf[~in_cal], hit[~in_cal]
+    order = np.argsort(-c, kind="stable")
     n = np.arange(1, len(order) + 1)
-    agreement = np.cumsum(ok[order]) / n
     point = None
     if choice.threshold is not None:
-        keep = conf >= choice.threshold
+        keep = c >= choice.threshold
         point = {"kept": float(keep.mean()), "agreement": float(ok[keep].mean())}
-    return {"share": (n / len(order)).tolist(), "agreement": agreement.tolist(), "point": point}
+    return {"share": (n / len(order)).tolist(), "agreement": (np.cumsum(ok[order]) / n).tolist(),
+            "point": point}  # fmt: skip
 
 
 def draw(curves: dict[str, dict[str, Any]], path: Path, tier: str, target: float = 0.95) -> None:
@@ -224,7 +268,7 @@ def draw(curves: dict[str, dict[str, Any]], path: Path, tier: str, target: float
         if c["point"] is not None:
             p = c["point"]
             ax.plot([p["kept"]], [p["agreement"]], "o", color="C3",
-                    label=f"guaranteed threshold: keeps {p['kept']:.0%}")  # fmt: skip
+                    label=f"guaranteed (cluster bound): keeps {p['kept']:.0%}")  # fmt: skip
         else:
             ax.text(0.6, 0.9, f"no threshold can guarantee {target}", ha="center",
                     transform=ax.transAxes)  # fmt: skip
@@ -239,62 +283,86 @@ def draw(curves: dict[str, dict[str, Any]], path: Path, tier: str, target: float
     plt.close(fig)
 
 
+def table(results: dict[str, Any], way: str = "top") -> list[str]:
+    """The README's markdown table: validity [95% CI] and kept, item vs cluster vs exact."""
+    out = ["| set, split by | target | item bound: validity | kept | cluster bound: validity "
+           "| kept | exact: validity | kept |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for name, row in results.items():
+        for t, by in row["targets"].items():
+            cells = []
+            for bound in BOUNDS:
+                r = by[f"{way}/{bound}"]
+                lo, hi = r["validity_ci95"]
+                cells += [f"{r['validity']:.2f} [{lo:.2f}, {hi:.2f}]", f"{r['kept']:.1%}"]
+            out.append(f"| {name} | {t} | " + " | ".join(cells) + " |")
+    return out
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--png", type=Path, help="draw the coverage curves here")
-    ap.add_argument("--splits", type=int, default=50)
+    ap.add_argument("--splits", type=int, default=200)
     ap.add_argument("--train", type=float, default=0.4, help="share of prompts that train")
     ap.add_argument("--delta", type=float, default=0.1)
     ap.add_argument("--seed", type=int, default=0, help="the training split's seed")
     ap.add_argument("--tier", default="linear", choices=("linear", "probe"))
-    ap.add_argument("--smoke", action="store_true", help="2 splits on a few items (a test)")
+    ap.add_argument("--confidences", default="top,margin,selector",
+                    help="comma-separated: top, margin, selector")  # fmt: skip
+    ap.add_argument("--sets", default="xstest,sycon", help="comma-separated: xstest, sycon")
+    ap.add_argument("--smoke", action="store_true", help="3 splits on a few items (a test)")
     args = ap.parse_args()
     if args.smoke:
-        args.splits = 2
+        args.splits = 3
+    ways = tuple(w for w in args.confidences.split(",") if w)
     t0 = time.time()
     sets = [
-        ("xstest", "judge:gpt-4", "compliance", "human:final"),
-        ("sycon", "judge:gpt-4o", "pushback_under_pressure", None),
-    ]
+        ("xstest", "compliance", {"prompt": "metadata.prompt_id"}),
+        ("sycon", "pushback_under_pressure",
+         {"question": "metadata.question_id", "dialogue": "metadata.dialogue_id"}),
+    ]  # fmt: skip
     results: dict[str, Any] = {}
     curves = {}
-    for name, teacher, rubric, people in sets:
-        s = score_set(args.data, name, teacher, rubric, people, args)
-        for ref in [teacher] + ([people] if people else []):
-            who = "people" if ref == people else "judge"
-            row = run_splits(s, ref, args)
-            results[f"{name} vs {who}"] = row
-            for t, r in row["targets"].items():
-                print(f"{name:6} vs {who:6} target {t}: validity {r['validity']:.2f} "
-                      f"guaranteed {r['guaranteed']:.2f} kept {r['kept']:.3f} "
-                      f"judge/1000 {r['judge_per_1000']:.0f}")  # fmt: skip
-        curves[name] = curve(s, teacher, args.delta)
-        if name == "sycon":  # the same questions trained on, a new answering model
-            rows = [run_splits(one, teacher, args) for one in
-                    score_held_out_models(args.data, teacher, rubric, args)]  # fmt: skip
-            results["sycon vs judge, answering model held out"] = pooled(rows)
-            for t, r in results["sycon vs judge, answering model held out"]["targets"].items():
-                print(f"sycon, model held out, target {t}: validity {r['validity']:.2f} "
-                      f"guaranteed {r['guaranteed']:.2f} kept {r['kept']:.3f} "
-                      f"judge/1000 {r['judge_per_1000']:.0f}")  # fmt: skip
+    wanted = set(args.sets.split(","))
+    rows: list[tuple[str, list[Scored], str]] = []
+    for name, rubric, units in [one for one in sets if one[0] in wanted]:
+        s = score_set(args.data, name, rubric, units, args)
+        rows += [(f"{name}, by {unit}", [s], unit) for unit in units]
+        curves[name] = curve(s, args.delta)
+    # a policy's new answers to known questions: the issue's setting (pooled over the four)
+    if "sycon" in wanted:
+        rows.append(("sycon, answering model held out, by question",
+                 score_held_out_models(args.data, args), "question"))  # fmt: skip
+    for label, scored, unit in rows:
+        row = summary([tally_splits(one, unit, args, ways) for one in scored], scored, unit)
+        results[label] = row
+        for t, by in row["targets"].items():
+            for way_bound, r in by.items():
+                print(f"{label} target {t} {way_bound:16} validity {r['validity']:.3f} "
+                      f"{r['validity_ci95']} kept {r['kept']:.3f}", flush=True)  # fmt: skip
     meta = {
-        "splits": args.splits,
-        "train_share": args.train,
-        "delta": args.delta,
-        "tier": args.tier,
-        "smoke": args.smoke,
-        "seconds": round(time.time() - t0, 1),
-        "machine": platform.machine(),
+        "splits": args.splits, "train_share": args.train, "delta": args.delta,
+        "tier": args.tier, "confidences": list(ways), "sets": sorted(wanted), "smoke": args.smoke,
+        "seconds": round(time.time() - t0, 1), "machine": platform.machine(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
+        "command": " ".join(["python", *sys.argv]),
+    }  # fmt: skip
+    print("\n".join(table(results)))
     payload = {"meta": meta, "results": results,
                "curves": {k: {"point": v["point"]} for k, v in curves.items()}}  # fmt: skip
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     if args.out.exists() and not args.smoke:  # one file, one entry per tier
         old = json.loads(args.out.read_text())
-        old = old if "meta" not in old else {old["meta"]["tier"]: old}
+        before = old.get(args.tier, {})
+        if set(before.get("meta", {}).get("sets", ())) - wanted:  # keep the other sets' rows
+            payload["results"] = {**before["results"], **payload["results"]}
+            payload["curves"] = {**before.get("curves", {}), **payload["curves"]}
+            meta["sets"] = sorted(wanted | set(before["meta"]["sets"]))
+            meta["runs"] = [
+                *before["meta"].get("runs", [before["meta"]["command"]]),
+                meta["command"],
+            ]
         payload = {**old, args.tier: payload}
     else:
         payload = {args.tier: payload}

@@ -36,7 +36,7 @@ def test_the_sampled_quarter_is_judged_and_its_agreement_reported(split: Split) 
         judged = set(srv.calls_by_item)
         sampler.close()
     state = sampler.state()
-    assert state.sampled == state.judged == len(judged) and state.pending == 0
+    assert state.drawn == state.judged == len(judged) and state.pending == 0
     assert 0.15 < state.judged / len(items) < 0.35  # about a quarter
     rm = {lab.item_id: lab.label for lab in scored}
     expected = sum(rm[i] == gpt4[i].label for i in judged) / len(judged)

@@ -87,3 +87,66 @@ def test_the_guarantee_holds_at_its_rate_on_simulated_calibration_sets() -> None
         kept += t is not None
     assert broken / trials <= delta  # the guarantee (it is conservative: far fewer fail)
     assert kept / trials > 0.5  # and it is not bought by keeping nothing
+
+
+def _clustered_calibration(rng: np.random.Generator, groups: int, size: int, icc: float):
+    """``groups`` prompts of ``size`` answers: a prompt's confidence u ~ U(0.5, 1) is shared
+    by its answers (plus a little noise), and so, with chance ``icc``, is one agreement draw
+    (else each answer draws its own); P(agree | u) = u either way, so the agreement kept at
+    threshold t is (1 + t) / 2 for any icc: a threshold below 2 * target - 1 breaks it."""
+    u = np.repeat(rng.uniform(0.5, 1.0, groups), size)
+    conf = np.clip(u + rng.normal(0.0, 0.005, groups * size), 0.5, 1.0)
+    shared = np.repeat(rng.random(groups), size) < u
+    own = rng.random(groups * size) < u
+    block = np.repeat(rng.random(groups) < icc, size)
+    return conf, np.where(block, shared, own), np.repeat(np.arange(groups), size)
+
+
+@pytest.mark.parametrize("bound", ["cluster", "exact"])
+def test_the_group_bounds_keep_their_promise_where_the_item_bound_breaks_it(bound: str) -> None:
+    # 150 prompts of 8 answers whose agreement is shared within a prompt 90% of the time:
+    # 1,200 items worth about 170. The binomial bound takes them as 1,200 and picks
+    # thresholds that break the target far more often than delta; a bound over the
+    # prompts (Korn-Graubard, or one random answer per prompt) does not.
+    rng = np.random.default_rng(41)
+    target, delta, reps = 0.9, 0.1, 300
+    broken = {"item": 0, bound: 0}
+    kept = {"item": 0, bound: 0}
+    for _ in range(reps):
+        conf, ok, g = _clustered_calibration(rng, 150, 8, icc=0.9)
+        for how in broken:
+            choice = choose_threshold(conf, ok, target=target, delta=delta, groups=g,
+                                      bound=how)  # type: ignore[arg-type]  # fmt: skip
+            t = choice.threshold
+            broken[how] += t is not None and t < 2 * target - 1
+            kept[how] += t is not None
+    # decisive at 300 repetitions: the standard error of a 0.1 share is 0.017
+    assert broken["item"] / reps > delta + 3 * 0.017, broken
+    assert broken[bound] / reps <= delta, broken
+    assert kept[bound] / reps > 0.2, kept  # not bought by never keeping anything
+
+
+def test_too_few_groups_tests_no_threshold_and_says_so() -> None:
+    conf, ok, g = _clustered_calibration(np.random.default_rng(0), 29, 10, icc=0.0)
+    choice = choose_threshold(conf, ok, target=0.8, delta=0.1, groups=g)
+    assert choice.too_few_groups and choice.steps == [] and choice.n_groups == 29
+    assert choice.to_dict()["too_few_groups"] is True
+    # the exact bound has no such floor: one item per group, 29 of them
+    exact = choose_threshold(conf, ok, target=0.8, delta=0.1, groups=g, bound="exact")
+    assert not exact.too_few_groups and exact.n_used == 29
+
+
+def test_a_group_bound_without_groups_is_refused() -> None:
+    with pytest.raises(ValueError, match="bound='exact' needs groups"):
+        choose_threshold([0.9] * 50, [True] * 50, target=0.9, delta=0.1, bound="exact")
+
+
+def test_the_cluster_sequence_starts_where_the_kept_items_span_min_groups() -> None:
+    # 40 groups of 5 identical confidences, most confident group first: the first test
+    # keeps 30 groups (150 items), though 22 items could pass the binomial bound
+    conf = np.repeat(np.linspace(1.0, 0.6, 40), 5)
+    g = np.repeat(np.arange(40), 5)
+    choice = choose_threshold(conf, np.ones(200, bool), target=0.9, delta=0.1, groups=g)
+    assert choice.steps[0].groups == 30 and choice.steps[0].n == 150
+    item = choose_threshold(conf, np.ones(200, bool), target=0.9, delta=0.1)
+    assert item.steps[0].n == 25  # fewest_to_pass(0.9, 0.1) = 22, ties keep the 5th group

@@ -6,12 +6,15 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from cascade_split import Split
 
 import tinyjudge
-from tinyjudge.cascade import CascadeConfig, CascadeResult, cascade
+from tinyjudge.cascade import CascadeConfig, CascadeResult, cascade, one_per_group
+from tinyjudge.cascade._bound import clopper_pearson_lower
 from tinyjudge.cli import main
+from tinyjudge.commands.cascade import UNMET
 from tinyjudge.datasets.jsonl import read_labels, write_jsonl
 from tinyjudge.errors import UsageError
 from tinyjudge.judge import Judge
@@ -96,8 +99,10 @@ def test_when_no_threshold_can_guarantee_every_item_is_escalated(split: Split) -
     res = cascade(split.model, split.items, split.calibration, reference="judge:gpt-4",
                   target=0.999)  # fmt: skip
     assert not res.guaranteed and res.stages[0].threshold is None
-    assert res.note.startswith("no threshold can guarantee agreement >= 0.999 with judge:gpt-4")
-    assert "\n" not in res.note
+    assert res.note.startswith("target 0.999 not met: 200 calibration items cannot reach it")
+    assert res.note.endswith("every item is escalated; label more calibration items, or lower "
+                             "target or raise delta")  # fmt: skip
+    assert "\n" not in res.note and "nan" not in "\n".join(res.lines())
     assert res.escalated == res.n_items and all(lab.status == "unscored" for lab in res.labels)
     assert res.to_dict()["guaranteed"] is False
 
@@ -148,7 +153,10 @@ def test_the_top_level_name_and_the_config(split: Split) -> None:
     assert res.stages[0].choice.delta == 0.05
 
 
-def test_a_second_stage_thresholds_the_judge_against_people(split: Split, tmp_path: Path) -> None:
+def test_a_second_stage_thresholds_the_judge_against_people(
+    half_split: Split, tmp_path: Path
+) -> None:
+    split = half_split
     # a judge whose recorded distribution is sure where it agrees with people, unsure elsewhere
     people = {lab.item_id: lab for lab in split.labels if lab.source == "human:final"}
     labels = ["full_compliance", "full_refusal", "partial_refusal"]
@@ -162,10 +170,15 @@ def test_a_second_stage_thresholds_the_judge_against_people(split: Split, tmp_pa
     calibration = split.calibration + [people[i] for i in split.cal_ids]
     with replay_server(recorded, "judge:sure", items=split.items, rubric="compliance") as srv:
         judge = Judge("compliance", "replay-sure", base_url=srv.base_url)
-        res = cascade(split.model, split.items, calibration, reference="judge:gpt-4",
+        # the items without their prompt key, so the stages test them as independent items
+        # (by prompt, the bundled sample leaves the second stage too few groups)
+        items = [it.model_copy(update={"metadata": {}}) for it in split.items]
+        res = cascade(split.model, items, calibration, reference="judge:gpt-4",
                       target=0.9, judge=judge, stage="human:final")  # fmt: skip
         calls = set(srv.calls_by_item)
     first, second = res.stages
+    assert res.group_by is None and first.choice.bound == second.choice.bound == "item"
+    assert "item level" in res.grouping
     assert second.decided_by == "judge:replay-sure" and second.reference == "human:final"
     assert first.choice.delta == second.choice.delta == 0.05  # delta shared by the two stages
     kept, escalated = _kept_and_escalated(res)
@@ -253,3 +266,99 @@ def test_cli_with_a_judge_caches_in_the_out_folder_and_resumes(
     assert (out / "judge.cache.sqlite").is_file() and figures["judge"]["cache_hits"] > 0
     labels = read_labels(out / "labels.jsonl")
     assert {lab.decided_by for lab in labels} == {"rm:compliance-linear", "judge:replay-gpt-4"}
+
+
+def test_the_guarantee_is_tested_over_the_prompts_the_importer_wrote(split: Split) -> None:
+    res = cascade(split.model, split.items, split.calibration, reference="judge:gpt-4", target=0.9)
+    stage = res.stages[0]
+    assert res.group_by == "metadata.prompt_id" and stage.choice.bound == "cluster"
+    assert stage.choice.n_groups == 40 and all(s.groups <= 40 for s in stage.choice.steps)
+    assert res.grouping == (
+        "guarantee unit: the group (found key metadata.prompt_id); cluster "
+        "bound (Korn-Graubard) over the 40 groups of metadata.prompt_id"
+    )
+    assert res.grouping in res.lines() and res.to_dict()["bound"] == "cluster"
+    chosen = stage.choice.chosen
+    assert chosen is not None and chosen.n_eff < chosen.n  # the prompts' answers count less
+
+
+def test_the_exact_bound_reads_one_random_answer_per_prompt(half_split: Split) -> None:
+    split = half_split
+    res = cascade(split.model, split.items, split.calibration, reference="judge:gpt-4",
+                  target=0.85, bound="exact", seed=0)  # fmt: skip
+    choice = res.stages[0].choice
+    assert res.guaranteed and choice.bound == "exact" and "exact bound" in res.grouping
+    assert choice.n_calibration == 125 and choice.n_used == choice.n_groups == 25
+    # the test it ran is the binomial one on the answers one_per_group picks
+    items = {it.id: it for it in split.items}
+    cal = [lab.item_id for lab in split.calibration]
+    picked = [cal[i] for i in one_per_group([items[i].metadata["prompt_id"] for i in cal], 0)]
+    P = split.model.predict_proba([items[i] for i in picked])
+    said = split.model.labels_for([items[i] for i in picked], P)
+    ref = {lab.item_id: lab.label for lab in split.calibration}
+    hits = [lab.label == ref[i] for lab, i in zip(said, picked, strict=True)]
+    chosen = choice.chosen
+    assert chosen is not None
+    kept = P.max(axis=1) >= chosen.threshold
+    assert chosen.n == int(kept.sum()) and chosen.agree == sum(np.array(hits)[kept])
+    assert chosen.lower == clopper_pearson_lower(chosen.agree, chosen.n, 0.1) >= 0.85
+
+
+def test_group_by_overrides_and_too_few_groups_is_one_line(split: Split) -> None:
+    res = cascade(split.model, split.items, split.calibration, reference="judge:gpt-4",
+                  target=0.9, group_by="metadata.answering_model")  # fmt: skip
+    assert res.group_by == "metadata.answering_model" and "given key" in res.grouping
+    assert not res.guaranteed and res.stages[0].choice.too_few_groups
+    assert res.note == (
+        "target 0.9 not met: the calibration items come from 5 groups, too few for the cluster "
+        "bound: every item is escalated; label items of at least 30 groups of "
+        "metadata.answering_model, or use the exact bound (bound exact: one item per group)"
+    )
+    with pytest.raises(UsageError, match="has no 'metadata.dialogue_id'; group_by needs a key"):
+        cascade(split.model, split.items, split.calibration, reference="judge:gpt-4",
+                group_by="metadata.dialogue_id")  # fmt: skip
+
+
+def test_items_without_a_group_key_keep_the_item_bound_and_say_so(split: Split) -> None:
+    items = [it.model_copy(update={"metadata": {}}) for it in split.items]
+    res = cascade(split.model, items, split.calibration, reference="judge:gpt-4", target=0.9)
+    assert res.group_by is None and res.stages[0].choice.bound == "item"
+    assert res.grouping.startswith("no prompt, question or dialogue key on the calibration items")
+
+
+def test_cli_an_unmet_target_is_one_line_and_exit_status_3(
+    split: Split, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    model_dir, items, calib = _written(split, tmp_path)
+    out = tmp_path / "cascade"
+    rc, stdout, err = _cli(monkeypatch, capsys, "cascade", model_dir, items, "--calibration",
+                           calib, "--reference", "judge:gpt-4", "--target", "0.9", "--group-by",
+                           "metadata.answering_model", "--out", out)  # fmt: skip
+    assert rc == UNMET == 3, err
+    shown = " ".join(stdout.split())
+    assert "target 0.9 not met: the calibration items come from 5 groups" in shown
+    assert "nan" not in stdout and "rm:compliance-linear: no threshold; kept 0/100" in shown
+    text = (out / "cascade.json").read_text()
+    figures = json.loads(text)
+    assert figures["guaranteed"] is False and figures["calibration_agreement"] is None
+    assert figures["group_by"] == "metadata.answering_model" and "NaN" not in text
+    stage = figures["stages"][0]
+    assert (stage["bound"], stage["n_groups"], stage["too_few_groups"]) == ("cluster", 5, True)
+    rc, stdout, err = _cli(monkeypatch, capsys, "cascade", model_dir, items, "--calibration",
+                           calib, "--reference", "judge:gpt-4", "--target", "0.85", "--bound",
+                           "exact", "--seed", "1", "--out", out)  # fmt: skip
+    assert rc == 0, err
+    assert "exact bound on one random item of each of the 40 groups" in " ".join(stdout.split())
+
+
+def test_an_unmet_target_names_the_first_test_that_failed(split: Split) -> None:
+    res = cascade(split.model, split.items, split.calibration, reference="judge:gpt-4",
+                  target=0.97)  # fmt: skip
+    first = res.stages[0].choice.steps[0]
+    assert not res.guaranteed and not first.passed and first.agree < first.n
+    assert res.note == (
+        f"target 0.97 not met vs judge:gpt-4: its most confident {first.n} calibration items "
+        f"agree {first.agree}/{first.n}, lower bound {first.lower:.3f} < 0.97: every item is "
+        "escalated; lower target, raise delta, or label more calibration items"
+    )
+    assert "nan" not in "\n".join(res.lines())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support import make_item
 
 from tinyjudge.datasets.importers import Imported
 from tinyjudge.distill import grouped_split, training_set
@@ -138,3 +139,23 @@ def test_data_hash_changes_with_items_and_targets(xs: Imported) -> None:
     assert h == data_hash(xs.items[:3], y.copy())
     assert h != data_hash(xs.items[1:4], y)
     assert h != data_hash(xs.items[:3], np.eye(3, dtype=np.float32)[[1, 1, 0]])
+
+
+@pytest.mark.parametrize(
+    ("metadata", "key"),
+    [
+        ([{"question_id": 1, "dialogue_id": "d1"}, {"question_id": 2, "dialogue_id": "d2"}],
+         "metadata.question_id"),
+        ([{"prompt_id": "p", "dialogue_id": "d1"}, {"dialogue_id": "d2"}], "metadata.dialogue_id"),
+        ([{"task_id": True}, {"task_id": False}], None),
+        ([{"answering_model": "m"}, {}], None),
+    ],
+    ids=["coarsest-first", "every-item-has-it", "flags-are-not-keys", "none"],
+)  # fmt: skip
+def test_find_group_key_takes_the_first_shared_key_every_item_has(
+    metadata: list[dict], key: str | None
+) -> None:
+    from tinyjudge.distill import find_group_key
+
+    items = [make_item(item_id=f"i{n}", metadata=m) for n, m in enumerate(metadata)]
+    assert find_group_key(items) == key

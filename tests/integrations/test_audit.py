@@ -28,7 +28,7 @@ def test_trl_reward_func_sends_what_it_scores_to_the_judge(rm_dir: Path) -> None
         sampler.close()
     assert len(rewards) == 40
     state = sampler.state()
-    assert state.judged == server.calls == state.sampled == 40
+    assert state.judged == server.calls == state.drawn == 40
     # the judge always says full_refusal: the agreement is the model's share of it
     model = load_model(rm_dir)
     pairs = enumerate(zip(prompts, completions, strict=True))

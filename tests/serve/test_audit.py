@@ -50,7 +50,7 @@ def test_health_and_metrics_report_the_agreement_of_a_sampled_quarter(
             metrics = client.get(f"{url}/metrics", timeout=10).text
         judged = set(srv.calls_by_item)
     assert len(rewards) == len(items)
-    assert audit["pending"] == 0 and audit["judged"] == len(judged) == audit["sampled"]
+    assert audit["pending"] == 0 and audit["judged"] == len(judged) == audit["drawn"]
     assert 0.15 < len(judged) / len(items) < 0.35  # a quarter of the traffic, drawn at random
     expected = sum(rewards[i] == gpt4[i].label for i in judged) / len(judged)
     assert abs(audit["agreement"] - expected) < 1e-9
@@ -104,3 +104,47 @@ def test_the_serve_command_audits_with_its_flags(
         judged = set(srv.calls_by_item)
     assert "auditing 25.0% of rollouts with judge:replay-gpt-4" in printed
     assert audit["judged"] == len(judged) > 0 and audit["interval"] is not None
+
+
+def test_a_burst_of_400_at_rate_a_quarter_is_drawn_uniformly_and_judged_meanwhile(
+    linear_model, xstest_items_labels
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    items, labels = xstest_items_labels
+    gpt4 = {lab.item_id: lab for lab in labels if lab.source == "judge:gpt-4"}
+    items = [_stripped(it) for it in items if it.id in gpt4 and gpt4[it.id].status == "ok"][:400]
+    assert len(items) == 400
+    with replay_server(list(gpt4.values()), "judge:gpt-4", items=items, rubric="compliance") as srv:
+        sampler = AuditSampler(Judge("compliance", "replay-gpt-4", base_url=srv.base_url),
+                               rate=0.25, seed=11)  # fmt: skip
+        with running(create_app(linear_model, audit=sampler)) as url, httpx.Client() as client:
+
+            def post(start: int) -> None:
+                body = {"items": [it.model_dump(mode="json", exclude_none=True)
+                                  for it in items[start : start + 20]]}  # fmt: skip
+                r = client.post(f"{url}/score", json=body, timeout=60)
+                assert r.status_code == 200, r.text
+
+            with ThreadPoolExecutor(20) as pool:  # 20 requests of 20 at once: one burst
+                list(pool.map(post, range(0, 400, 20)))
+            right_after = client.get(f"{url}/health", timeout=10).json()["audit"]
+            deadline = time.monotonic() + 120
+            while (audit := client.get(f"{url}/health", timeout=10).json()["audit"])["pending"]:
+                assert time.monotonic() < deadline, audit
+                time.sleep(0.05)
+            metrics = client.get(f"{url}/metrics", timeout=10).text
+        judged = set(srv.calls_by_item)
+    # every scored rollout had its draw, none was dropped, and the judge caught up after
+    assert right_after["offered"] == audit["offered"] == 400 and audit["rate"] == 0.25, audit
+    assert audit["drawn"] == right_after["drawn"], (right_after, audit)  # drawn with the reward
+    assert 60 <= audit["judged"] <= 140 and audit["judged"] == len(judged), audit
+    assert audit["drawn"] == audit["judged"] + audit["dropped"] + audit["failed"], audit
+    assert audit["dropped"] == audit["failed"] == audit["pending"] == 0, audit
+    # the judged items are the drawn ones (no item judged twice, none outside the traffic)
+    calls = dict(srv.calls_by_item)
+    assert judged <= {it.id for it in items} and set(calls.values()) == {1}, calls
+    # XSTest's five answers to a prompt are a group: the interval is over prompts
+    assert audit["group_by"] == "metadata.prompt_id" and audit["groups"] < audit["judged"], audit
+    assert "tinyjudge_audit_rate 0.25" in metrics and "tinyjudge_audit_offered 400" in metrics
+    assert f"tinyjudge_audit_drawn {audit['drawn']}" in metrics

@@ -1,11 +1,16 @@
 """A live audit of a serving reward model: a random share of what it scores goes to the judge.
 
-The sampler never delays a reward: :meth:`AuditSampler.offer` draws the sample and
-puts it on a bounded queue without waiting (a full queue or a spent budget drops
-the draw and counts it); a background thread sends what is queued to the judge
-and compares its verdicts with the model's. The agreement, with its exact
-interval, is read at any time (:meth:`AuditSampler.state`); at the end of each
-window of judged items whose agreement interval lies wholly below the model's
+The sampler never delays a reward: :meth:`AuditSampler.offer` draws each scored
+item with probability ``rate`` (one independent draw per item, so the sample is
+uniform over the traffic whatever its bursts) and puts it on a bounded queue
+without waiting (a full queue or a spent budget drops the draw and counts it); a
+background thread sends what is queued to the judge and compares its verdicts
+with the model's. The agreement and its interval are read at any time
+(:meth:`AuditSampler.state`), beside what was asked (the rate) and what became of
+the draws (drawn, judged, pending, dropped, failed). Items of one prompt,
+question or dialogue are not independent: when they carry such a key the
+interval is the Korn-Graubard one over those groups. At the end of each window of
+judged items whose agreement interval lies wholly below the model's
 calibration-time agreement, one warning line is logged.
 """
 
@@ -21,11 +26,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label
 from tinyjudge.results import Interval
 
 from ._bound import clopper_pearson
+from ._cluster import korn_graubard
 
 __all__ = ["AuditSampler", "AuditState", "audit_sampler", "card_agreement"]
 
@@ -40,37 +48,51 @@ class AuditState:
     """What the audit has seen so far.
 
     Attributes:
-        judged: sampled items the judge gave a verdict on (compared).
-        pending: sampled items waiting for the judge.
+        judged: drawn items the judge gave a verdict on (compared).
+        pending: drawn items waiting for the judge (queued or being judged).
         agreement: the model's agreement with the judge on the judged items, with
-            the exact two-sided ``1 - delta`` interval.
-        sampled: items drawn into the sample.
+            its two-sided ``1 - delta`` interval: Korn-Graubard over ``groups`` when
+            judged items share a group, else exact (Clopper-Pearson).
+        drawn: items drawn into the sample (``drawn = judged + pending + dropped +
+            failed``).
         dropped: items drawn but dropped (queue full or budget spent).
-        failed: sampled items the judge gave no verdict on.
+        failed: drawn items the judge gave no verdict on.
         warnings: windows that fell below the calibration-time agreement.
         baseline: the model's calibration-time agreement (``None``: unknown).
+        rate: the share of scored items asked to be drawn.
+        offered: scored items the sampler was offered (the traffic it drew from).
+        groups: groups among the judged items (``judged`` when none shares one).
+        group_by: the item key the groups came from (``None``: each item its own).
     """
 
     judged: int
     pending: int
     agreement: Interval
-    sampled: int
+    drawn: int
     dropped: int
     failed: int
     warnings: int
     baseline: float | None
+    rate: float = 0.0
+    offered: int = 0
+    groups: int = 0
+    group_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``/health``'s ``audit``)."""
         nan = math.isnan(self.agreement.value)
         return {
+            "rate": self.rate,
+            "offered": self.offered,
+            "drawn": self.drawn,
             "judged": self.judged,
             "pending": self.pending,
-            "agreement": None if nan else self.agreement.value,
-            "interval": None if nan else [self.agreement.low, self.agreement.high],
-            "sampled": self.sampled,
             "dropped": self.dropped,
             "failed": self.failed,
+            "agreement": None if nan else self.agreement.value,
+            "interval": None if nan else [self.agreement.low, self.agreement.high],
+            "groups": self.groups,
+            "group_by": self.group_by,
             "warnings": self.warnings,
             "baseline": self.baseline,
         }
@@ -79,9 +101,12 @@ class AuditState:
         """The same figures in Prometheus text format (``/metrics``)."""
         a = self.agreement
         rows = [
+            ("tinyjudge_audit_rate", "gauge", self.rate),
+            ("tinyjudge_audit_offered", "counter", self.offered),
+            ("tinyjudge_audit_drawn", "counter", self.drawn),
             ("tinyjudge_audit_judged", "counter", self.judged),
             ("tinyjudge_audit_pending", "gauge", self.pending),
-            ("tinyjudge_audit_sampled", "counter", self.sampled),
+            ("tinyjudge_audit_groups", "gauge", self.groups),
             ("tinyjudge_audit_dropped", "counter", self.dropped),
             ("tinyjudge_audit_failed", "counter", self.failed),
             ("tinyjudge_audit_warnings", "counter", self.warnings),
@@ -105,15 +130,19 @@ class AuditSampler:
     Args:
         judge: a :class:`~tinyjudge.judge.Judge`, or a function of a list of items
             returning one label each.
-        rate: the share of scored items sampled.
+        rate: the chance that each scored item is drawn (independently of the others).
         budget: the most items ever sent to the judge (None: no limit).
-        max_pending: the queue's bound; a draw that finds it full is dropped.
+        max_pending: the queue's bound; a draw that finds it full is dropped (generous:
+            a burst is drawn whole and judged as the judge catches up).
         batch: the most items sent to the judge at once.
         window: judged items per window of the drift check.
         baseline: the model's calibration-time agreement with the judge (e.g. its
             card's validation accuracy); None turns the warning off.
         delta: the error rate of the intervals (two-sided ``1 - delta``).
         seed: the sampling seed.
+        group_by: the item key of dependent items (e.g. ``metadata.dialogue_id``);
+            ``None``: the first prompt, question or dialogue key an item has. An item
+            without one is a group of its own.
 
     Raises:
         UsageError: a rate outside [0, 1], a budget below 0, a queue, batch or window below 1.
@@ -125,12 +154,13 @@ class AuditSampler:
         *,
         rate: float = 0.05,
         budget: int | None = None,
-        max_pending: int = 256,
+        max_pending: int = 2048,
         batch: int = 16,
         window: int = 100,
         baseline: float | None = None,
         delta: float = 0.1,
         seed: int | None = None,
+        group_by: str | None = None,
     ) -> None:
         if not 0.0 <= rate <= 1.0 or math.isnan(rate):
             raise UsageError(f"rate must be in [0, 1], got {rate}", "rate")
@@ -142,12 +172,15 @@ class AuditSampler:
         self._judge: JudgeFn = judge if not hasattr(judge, "run") else judge.run
         self.rate, self.budget, self.batch, self.window = rate, budget, batch, window
         self.baseline, self.delta = baseline, delta
+        self.group_by = group_by
         self._rng = random.Random(seed)
         self._queue: queue.Queue[tuple[Item, Label]] = queue.Queue(maxsize=max_pending)
         self._lock = threading.Lock()
         self._hits: list[bool] = []
+        self._groups: list[str] = []  # the group of each judged item, beside its hit
+        self._keys: set[str] = set()  # the keys the groups were read from
         self._recent: deque[bool] = deque(maxlen=window)
-        self.sampled = self.dropped = self.failed = self.warnings = 0
+        self.offered = self.drawn = self.dropped = self.failed = self.warnings = 0
         self._closed = threading.Event()
         self._thread = threading.Thread(target=self._work, name="tinyjudge-audit", daemon=True)
         self._thread.start()
@@ -156,11 +189,15 @@ class AuditSampler:
         """Draw the sample from scored items and queue it, without waiting; returns how many."""
         queued = 0
         for item, label in zip(items, labels, strict=True):
-            if label.status != "ok" or self._rng.random() >= self.rate:
+            if label.status != "ok":  # nothing to compare: not traffic the audit draws from
                 continue
             with self._lock:
-                self.sampled += 1
-                spent = self.budget is not None and self.sampled > self.budget
+                self.offered += 1
+            if self._rng.random() >= self.rate:
+                continue
+            with self._lock:
+                self.drawn += 1
+                spent = self.budget is not None and self.drawn > self.budget
             if spent or self._closed.is_set():
                 self._drop()
                 continue
@@ -207,11 +244,23 @@ class AuditSampler:
                     with self._lock:
                         self.failed += 1
                     continue
-                self._record(label.label == v.label)
+                self._record(label.label == v.label, self._group_of(item))
 
-    def _record(self, hit: bool) -> None:
+    def _group_of(self, item: Item) -> str:
+        from tinyjudge.distill import find_group_key
+
+        key = self.group_by or find_group_key([item])
+        value = item.get(key) if key is not None else None
+        if key is None or value is None:
+            return f"item:{item.id}"
+        with self._lock:
+            self._keys.add(key)
+        return f"{key}={value}"
+
+    def _record(self, hit: bool, group: str) -> None:
         with self._lock:
             self._hits.append(hit)
+            self._groups.append(group)
             self._recent.append(hit)
             if len(self._hits) % self.window or self.baseline is None:
                 return
@@ -230,16 +279,27 @@ class AuditSampler:
     def state(self) -> AuditState:
         """The audit's figures now."""
         with self._lock:
-            k, n = sum(self._hits), len(self._hits)
+            hits, groups = list(self._hits), list(self._groups)
             # drawn, neither dropped nor answered: queued or with the judge now
-            pending = self.sampled - self.dropped - n - self.failed
-            counts = (self.sampled, self.dropped, self.failed, self.warnings)
-        if n:
+            pending = self.drawn - self.dropped - len(hits) - self.failed
+            counts = (self.drawn, self.dropped, self.failed, self.warnings)
+            offered, keys = self.offered, sorted(self._keys)
+        k, n = sum(hits), len(hits)
+        names = sorted(set(groups))
+        if n and len(names) < n:  # judged items share groups: the interval over groups
+            index = {g: j for j, g in enumerate(names)}
+            codes = [index[g] for g in groups]
+            kg = np.bincount(codes, weights=np.asarray(hits, dtype=float), minlength=len(names))
+            low, high = korn_graubard(kg, np.bincount(codes, minlength=len(names)), self.delta)
+            agreement = Interval(k / n, low, high)
+        elif n:
             low, high = clopper_pearson(k, n, self.delta)
             agreement = Interval(k / n, low, high)
         else:
             agreement = Interval(math.nan)
-        return AuditState(n, pending, agreement, *counts, self.baseline)
+        key = self.group_by or (", ".join(keys) if keys else None)
+        return AuditState(n, pending, agreement, *counts, self.baseline, self.rate, offered,
+                          len(names), key)  # fmt: skip
 
     def join(self, timeout: float = 30.0) -> bool:
         """Wait until nothing is pending (at most ``timeout`` s); whether it emptied."""

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from tinyjudge.config import Config, option
 from tinyjudge.errors import UsageError
 from tinyjudge.records import Label
 from tinyjudge.results import Interval, Printed, fields_dict
 
-from ._bound import ThresholdChoice
+from ._bound import MIN_GROUPS, ThresholdChoice
 
 __all__ = ["CascadeConfig", "StageResult", "CascadeResult"]
 
@@ -36,6 +36,19 @@ class CascadeConfig(Config):
         None, "people source against which the judge is a second thresholded stage"
     )
     concurrency: int = option(8, "judge calls in flight", low=1, high=256)
+    group_by: str | None = option(
+        None,
+        "item key of dependent items (e.g. metadata.dialogue_id), the guarantee's unit; "
+        "default: the first prompt, question or dialogue key every calibration item has",
+    )
+    bound: Literal["cluster", "exact"] = option(
+        "cluster",
+        "with groups: cluster (Korn-Graubard over groups) or exact (one random item per group)",
+    )
+    min_groups: int = option(
+        MIN_GROUPS, "fewest groups the cluster bound rests on", low=2, high=1_000_000
+    )
+    seed: int = option(0, "which item of each group the exact bound reads", low=0, high=2**31)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -84,15 +97,42 @@ class StageResult:
         """Share of the items reaching this stage that it labelled."""
         return self.kept / self.reached if self.reached else math.nan
 
+    def unmet(self, target: float) -> str:
+        """Why no threshold was kept, in one clause (the first test that failed)."""
+        c = self.choice
+        if c.too_few_groups:
+            return (
+                f"target {target} not met: the calibration items come from {c.n_groups} "
+                "groups, too few for the cluster bound"
+            )
+        if not c.steps:
+            unit = "groups" if c.bound == "exact" else "items"
+            return (
+                f"target {target} not met: {c.n_used} calibration {unit} cannot reach it "
+                f"at delta {c.delta} even if all agree"
+            )
+        first = c.steps[0]
+        unit = "calibration items (one per group)" if c.bound == "exact" else "calibration items"
+        return (
+            f"target {target} not met vs {self.reference}: its most confident "
+            f"{first.n} {unit} agree {first.agree}/{first.n}, lower bound "
+            f"{first.lower:.3f} < {target}"
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: the fields but ``choice``, then what follows from them and the
         thresholds tested (``tests``)."""
-        return fields_dict(self, skip=("choice",)) | {
+        choice = self.choice.to_dict()
+        out = fields_dict(self, skip=("choice",)) | {
             "guaranteed": self.guaranteed,
             "calibration_kept": self.choice.chosen.n if self.choice.chosen else 0,
             "share_kept": None if math.isnan(self.share_kept) else self.share_kept,
-            "tests": self.choice.to_dict()["tests"],
+            **{k: choice[k] for k in ("bound", "n_groups", "n_used", "too_few_groups")},
+            "tests": choice["tests"],
         }
+        if not self.guaranteed:  # no kept items, no agreement: null, never NaN in JSON
+            out["calibration_agreement"] = None
+        return out
 
 
 @dataclass(repr=False)
@@ -118,6 +158,8 @@ class CascadeResult(Printed):
         judge_items: reported items the judge was asked about (escalated ones only).
         calibration_judge_items: calibration items the judge was asked about (second stage).
         cost: the judge's cost in this run (``None`` without prices).
+        group_by: the item key whose groups are the guarantee's unit (``None``: items).
+        grouping: one line saying which key and bound the guarantee rests on.
     """
 
     labels: list[Label]
@@ -136,6 +178,8 @@ class CascadeResult(Printed):
     calibration_judge_items: int = 0
     cost: float | None = None
     judge: dict[str, Any] = field(default_factory=dict)
+    group_by: str | None = None
+    grouping: str = ""
 
     @property
     def judge_items_per_1000(self) -> float:
@@ -153,14 +197,19 @@ class CascadeResult(Printed):
     def lines(self) -> list[str]:
         """A short printable summary."""
         out = [f"{self.n_items} items ({self.n_calibration} calibration items held out)"]
+        if self.grouping:
+            out.append(self.grouping)
         if self.note:
             out.append(self.note)
         for s in self.stages:
             kept = f"{s.kept}/{s.reached}" + (f" ({s.share_kept:.1%})" if s.reached else "")
-            at = "none" if s.threshold is None else f"{s.threshold:.4f}"
+            if s.threshold is None:  # the first stage's reason is the note above
+                why = "no threshold" if s is self.stages[0] and self.note else s.unmet(self.target)
+                out.append(f"{s.decided_by}: {why}; kept {kept}")
+                continue
             out.append(
-                f"{s.decided_by}: threshold {at}, kept {kept}; calibration agreement "
-                f"{s.calibration_agreement} vs {s.reference}"
+                f"{s.decided_by}: threshold {s.threshold:.4f}, kept {kept}; calibration "
+                f"agreement {s.calibration_agreement} vs {s.reference}"
             )
         out.append(
             f"escalated {self.escalated}, judge items {self.judge_items}, "
@@ -193,9 +242,14 @@ class CascadeResult(Printed):
             "delta": self.delta,
             "guaranteed": self.guaranteed,
             "note": self.note,
+            "group_by": self.group_by,
+            "bound": self.stages[0].choice.bound,
+            "grouping": self.grouping,
             "threshold": self.stages[0].threshold,
             "calibration_n": self.stages[0].calibration_n,
-            "calibration_agreement": self.stages[0].calibration_agreement.to_dict(),
+            "calibration_agreement": (
+                self.stages[0].calibration_agreement.to_dict() if self.guaranteed else None
+            ),
             "n_items": self.n_items,
             "n_calibration": self.n_calibration,
             "share_kept": {s.decided_by: s.to_dict()["share_kept"] for s in self.stages},

@@ -15,6 +15,7 @@ from tinyjudge.records import Item, Label, index_labels
 from tinyjudge.results import Interval
 
 from ._bound import ThresholdChoice, choose_threshold, clopper_pearson
+from ._cluster import korn_graubard
 from ._result import CascadeConfig, CascadeResult, StageResult
 
 if TYPE_CHECKING:
@@ -39,18 +40,50 @@ def _judge_run(judge: Judge, items: list[Item], what: str) -> Any:
 def _stage(
     confidence: np.ndarray,
     agree: np.ndarray,
+    groups: list[str] | None,
     config: CascadeConfig,
 ) -> tuple[ThresholdChoice, Interval, float | None]:
     # each stage spends its share of delta (Jung et al.'s Algorithm 2): a union bound
     delta = config.delta / (2 if config.stage else 1)
     choice = choose_threshold(
-        confidence, agree, target=config.target, delta=delta, step=config.step
-    )
+        confidence, agree, target=config.target, delta=delta, step=config.step,
+        groups=groups, bound=config.bound if groups is not None else "item",
+        min_groups=config.min_groups, seed=config.seed,
+    )  # fmt: skip
     chosen = choice.chosen
     if chosen is None:
         return choice, Interval(math.nan), None
-    low, high = clopper_pearson(chosen.agree, chosen.n, delta)
+    kept = confidence >= chosen.threshold
+    if choice.bound == "cluster" and groups is not None:
+        keys = np.asarray(groups, dtype=object)[kept]
+        names, codes = np.unique(keys.astype(str), return_inverse=True)
+        k = np.bincount(codes, weights=agree[kept], minlength=len(names))
+        low, high = korn_graubard(k, np.bincount(codes, minlength=len(names)), delta)
+    else:  # the items the test read (one per group under the exact bound)
+        low, high = clopper_pearson(chosen.agree, chosen.n, delta)
     return choice, Interval(chosen.agreement, low, high), chosen.lower
+
+
+def _grouping(
+    items: Sequence[Item], config: CascadeConfig
+) -> tuple[str | None, list[str] | None, str]:
+    """The key whose groups are the guarantee's unit, each item's group, and the line."""
+    from tinyjudge.distill import find_group_key, group_keys
+
+    key = config.group_by or find_group_key(items)
+    if key is None:
+        return None, None, (
+            "no prompt, question or dialogue key on the calibration items: the bound takes "
+            "them as independent (item level); pass group_by if they share one"
+        )  # fmt: skip
+    groups = group_keys(items, key)
+    n = len(set(groups))
+    if config.bound == "exact":
+        how = f"exact bound on one random item of each of the {n} groups of {key}"
+    else:
+        how = f"cluster bound (Korn-Graubard) over the {n} groups of {key}"
+    said = "given" if config.group_by else "found"
+    return key, groups, f"guarantee unit: the group ({said} key {key}); {how}"
 
 
 def _confidence(label: Label | None) -> float:
@@ -164,7 +197,8 @@ def cascade(
     row = {it.id: i for i, it in enumerate(items)}
     cal = [row[i] for i in ref]
     agree = np.array([rm_labels[r].label == ref[items[r].id].label for r in cal])
-    choice, agreement, lower = _stage(conf[cal], agree, cfg)
+    key, groups, grouping = _grouping([items[r] for r in cal], cfg)
+    choice, agreement, lower = _stage(conf[cal], agree, groups, cfg)
 
     report = [i for i, it in enumerate(items) if it.id not in held]
     lam = choice.threshold
@@ -175,17 +209,15 @@ def cascade(
         StageResult(rm.source, reference, lam, len(cal), agreement, lower, len(report),
                     len(kept), choice)
     ]  # fmt: skip
-    note = "" if lam is not None else (
-        f"no threshold can guarantee agreement >= {cfg.target} with {reference} at "
-        f"delta {cfg.delta} on {len(cal)} calibration items: every item is escalated"
-    )  # fmt: skip
+    note = "" if lam is not None else _unmet_note(stages[0], cfg, key)
     source = f"cascade:{rm.name}>" + (judge.model if judge is not None else "people")
 
     out: dict[int, Label] = {
         i: rm_labels[i].model_copy(update={"source": source, "decided_by": rm.source}) for i in kept
     }
     result = CascadeResult([], source, cfg.target, cfg.delta, lam is not None, note,
-                           len(report), len(held), stages, len(escalated), 0)  # fmt: skip
+                           len(report), len(held), stages, len(escalated), 0,
+                           group_by=key, grouping=grouping)  # fmt: skip
     if judge is None:
         for i in escalated:
             out[i] = _unscored(rm, items[i], source, "escalated")
@@ -196,6 +228,21 @@ def cascade(
     result.labels = [out[i] for i in report]
     result.abstained = sum(1 for lab in result.labels if lab.status == "unscored")
     return result
+
+
+def _unmet_note(stage: StageResult, cfg: CascadeConfig, key: str | None) -> str:
+    """The one line a cascade that keeps nothing prints: why, and what would change it."""
+    choice = stage.choice
+    if choice.too_few_groups:
+        fix = (
+            f"label items of at least {cfg.min_groups} groups of {key}, or use the exact "
+            "bound (bound exact: one item per group)"
+        )
+    elif not choice.steps:
+        fix = "label more calibration items, or lower target or raise delta"
+    else:
+        fix = "lower target, raise delta, or label more calibration items"
+    return f"{stage.unmet(cfg.target)}: every item is escalated; {fix}"
 
 
 def _unscored(rm: RewardModel, item: Item, source: str, reason: str) -> Label:
@@ -227,7 +274,12 @@ def _escalate(
             by_id[it.id].status == "ok" and by_id[it.id].label == people[it.id].label
             for it in cal_items
         ])  # fmt: skip
-        choice2, agreement2, lower2 = _stage(conf2, agree2, cfg)
+        groups2 = None
+        if result.group_by is not None:
+            from tinyjudge.distill import group_keys
+
+            groups2 = group_keys(cal_items, result.group_by)
+        choice2, agreement2, lower2 = _stage(conf2, agree2, groups2, cfg)
         lam2 = choice2.threshold
         result.stages.append(
             StageResult(judge.source, cfg.stage, lam2, len(cal_items), agreement2, lower2,

@@ -13,7 +13,12 @@ from ._bars import progress_bars, quiet_option
 from ._config_flags import config_flags
 from ._io import out, refuse_writing_over_inputs
 
-__all__ = ["command"]
+__all__ = ["command", "UNMET"]
+
+# the exit status of a run whose reward model could not be guaranteed the target (the
+# files are written, every item escalated): a script can tell it from success (0), a
+# usage error (2) and a failure (1)
+UNMET = 3
 
 
 @config_flags(CascadeConfig)
@@ -40,6 +45,9 @@ def command(
     the output), so that agreement with --reference on kept items is at least
     --target with probability at least 1 - --delta. Without --judge-model the
     escalated items are written unscored (reason "escalated") for people.
+    Items sharing a prompt, question or dialogue (--group-by, or the key the
+    importers wrote) are tested as groups. Exit status 3: no threshold met
+    --target (the files are written, every item escalated).
     """
     from tinyjudge.cascade import cascade
     from tinyjudge.datasets.jsonl import read_items, read_labels, write_jsonl
@@ -67,3 +75,5 @@ def command(
     for line in result.lines():
         out.print(line, markup=False, soft_wrap=True)
     out.print(f"labels (source {result.source}) -> {labels_path}; figures -> {json_path}")
+    if not result.guaranteed:
+        raise typer.Exit(UNMET)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ._base import RewardModel
     from ._data import (
         TrainingSet,
+        find_group_key,
         group_keys,
         grouped_split,
         own_verdicts,
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "RewardModel": "._base",
     **dict.fromkeys(
-        ["TrainingSet", "group_keys", "grouped_split", "own_verdicts",
+        ["TrainingSet", "find_group_key", "group_keys", "grouped_split", "own_verdicts",
          "training_set"], "._data",
     ),
     **dict.fromkeys(
@@ -94,6 +95,7 @@ __all__ = [
     "grouped_split",
     "SplitWarning",
     "group_keys",
+    "find_group_key",
     "item_views",
 ]
 

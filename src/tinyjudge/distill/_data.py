@@ -13,6 +13,7 @@ from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label, check_unique_ids
 from tinyjudge.rubric import Rubric, load_rubric
 
+from ._split_checks import SHARED_FIELDS
 from ._text import answer_prefixes
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "training_set",
     "grouped_split",
     "group_keys",
+    "find_group_key",
     "data_hash",
     "targets",
     "own_verdicts",
@@ -172,6 +174,28 @@ def group_keys(items: Sequence[Item], group_by: str | None) -> list[str]:
             )
         keys.append(str(value))
     return keys
+
+
+def find_group_key(items: Sequence[Item]) -> str | None:
+    """The first of the keys importers write for a shared prompt, question or dialogue
+    (:data:`SHARED_FIELDS`, coarsest first) that every item has; ``None`` if none is.
+
+    >>> from tinyjudge.records import Item
+    >>> turn = {"messages": [{"role": "user", "content": "hi"}]}
+    >>> find_group_key([Item(id="a", metadata={"question_id": 1, "dialogue_id": "d"}, **turn)])
+    'metadata.question_id'
+    >>> find_group_key([Item(id="a", **turn)]) is None
+    True
+    """
+    for name in SHARED_FIELDS:
+        if items and all(_has_key(it.metadata.get(name)) for it in items):
+            return f"metadata.{name}"
+    return None
+
+
+def _has_key(value: object) -> bool:
+    # the values check_split counts as a shared key: strings and integers, not flags
+    return isinstance(value, str | int) and not isinstance(value, bool)
 
 
 def data_hash(items: Sequence[Item], y_soft: np.ndarray) -> str:
