@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from pathlib import Path
@@ -113,7 +114,13 @@ def test_a_burst_of_400_at_rate_a_quarter_is_drawn_uniformly_and_judged_meanwhil
 
     items, labels = xstest_items_labels
     gpt4 = {lab.item_id: lab for lab in labels if lab.source == "judge:gpt-4"}
-    items = [_stripped(it) for it in items if it.id in gpt4 and gpt4[it.id].status == "ok"][:400]
+    # distinct texts only: two models' identical refusals of one prompt are one request to the
+    # replay server, which would credit both to the first id
+    by_text = {}
+    for it in items:
+        if it.id in gpt4 and gpt4[it.id].status == "ok":
+            by_text.setdefault(json.dumps([m.model_dump(mode="json") for m in it.messages]), it)
+    items = [_stripped(it) for it in by_text.values()][:400]
     assert len(items) == 400
     with replay_server(list(gpt4.values()), "judge:gpt-4", items=items, rubric="compliance") as srv:
         sampler = AuditSampler(Judge("compliance", "replay-gpt-4", base_url=srv.base_url),
