@@ -39,9 +39,6 @@ def load_json(raw: bytes, path: Path, line: int = 1) -> Any:
     """
     try:
         obj = json.loads(raw.decode("utf-8-sig" if line == 1 else "utf-8"))
-        if b"\\ud" in raw.lower():
-            _refuse_lone_surrogates(obj, path, line)
-        return obj
     except UnicodeDecodeError as e:
         where = line + raw.count(b"\n", 0, e.start)
         raise DataError(str(path), where, not_utf8_message(raw[e.start])) from None
@@ -50,6 +47,9 @@ def load_json(raw: bytes, path: Path, line: int = 1) -> Any:
         raise DataError(str(path), where, problem) from None
     except (ValueError, RecursionError) as e:
         raise DataError(str(path), line, _undecodable(e)) from None
+    if b"\\ud" in raw.lower():
+        _refuse_lone_surrogates(obj, path, line)
+    return obj
 
 
 def _refuse_lone_surrogates(obj: Any, path: Path, line: int) -> None:
