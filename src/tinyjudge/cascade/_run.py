@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tinyjudge.errors import UsageError
+from tinyjudge.judge import JudgeConfig, JudgeLike, open_judge
 from tinyjudge.records import Item, Label, index_labels
 from tinyjudge.results import Interval
 
@@ -19,7 +20,6 @@ from ._result import CascadeConfig, CascadeResult, StageResult
 
 if TYPE_CHECKING:
     from tinyjudge.distill import RewardModel
-    from tinyjudge.judge import JudgeLike
 
 __all__ = ["cascade"]
 
@@ -75,7 +75,7 @@ def cascade(
     *,
     reference: str,
     config: CascadeConfig | None = None,
-    judge: JudgeLike | None = None,
+    judge: JudgeLike | JudgeConfig | None = None,
     cache: str | os.PathLike[str] | None = None,
     **options: Any,
 ) -> CascadeResult:
@@ -92,7 +92,9 @@ def cascade(
             people's), on some of ``items``.
         reference: the source the reward model's agreement is guaranteed against.
         config: the options (:class:`CascadeConfig`); keyword options over it.
-        judge: a ready judge for the escalated items (instead of ``config.judge``).
+        judge: a ready judge for the escalated items, or a
+            :class:`~tinyjudge.judge.JudgeConfig` to open one with (the same as
+            ``config.judge``).
         cache: the judge's SQLite cache, so that a re-run makes no call twice.
 
     Raises:
@@ -106,6 +108,8 @@ def cascade(
         ...               target=0.95, judge=JudgeConfig(model="gpt-4o"))  # doctest: +SKIP
         >>> res.stages[0].share_kept, res.guaranteed  # doctest: +SKIP
     """
+    if isinstance(judge, JudgeConfig):
+        options["judge"], judge = judge, None
     cfg = CascadeConfig.from_options(config, **options)
     rm = _load(model)
     items = list(items)
@@ -113,8 +117,6 @@ def cascade(
         raise UsageError("pass a ready judge or config.judge, not both", "judge")
     with ExitStack() as stack:
         if judge is None and cfg.judge is not None:
-            from tinyjudge.judge import open_judge
-
             rubric = cfg.rubric or rm.rubric
             judge = stack.enter_context(open_judge(cfg.judge, rubric, cache=cache, items=items))
         return _cascade(rm, items, calibration, reference, cfg, judge)
