@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ __all__ = [
     "locate_rubric",
     "read_bounded",
     "parse_bounded",
+    "load_yaml_bounded",
 ]
 
 # A rubric is prose and a few worked examples: these bounds are far above any real one,
@@ -86,29 +88,58 @@ def parse_bounded(path: Path, text: str) -> Any:
     as it appears, stopping at :data:`MAX_RUBRIC_NODES`: the count costs no more
     than a rubric at the limit, and only a document within it is built.
     """
-    loader = yaml.SafeLoader(text)
+
+    def too_big() -> RubricError:
+        return RubricError(
+            f"{path}: the rubric expands to more than {MAX_RUBRIC_NODES:,} YAML nodes "
+            "(each alias such as *name repeats all it points at); write it out "
+            "without nested aliases"
+        )
+
+    return load_yaml_bounded(text, too_big)
+
+
+def load_yaml_bounded(
+    text: str,
+    too_big: Callable[[], Exception],
+    *,
+    loader: type[yaml.SafeLoader] = yaml.SafeLoader,
+    limit: int = MAX_RUBRIC_NODES,
+) -> Any:
+    """The YAML document in ``text``, built only when it expands to at most ``limit`` nodes.
+
+    Every reader of a user's YAML (rubrics, exploit edits, panels) goes through here, so
+    an alias bomb is refused before anything expands it (building the document, or an
+    error message that quotes a value).
+
+    Args:
+        text: the YAML text.
+        too_big: the error raised when the document expands past ``limit`` nodes.
+        loader: a :class:`yaml.SafeLoader` subclass (one that keeps lines, say).
+        limit: the most nodes, each alias counted as often as it repeats.
+
+    Raises:
+        yaml.YAMLError: text that is not YAML (the caller says where).
+    """
+    parser = loader(text)
     try:
-        root = loader.get_single_node()
+        root = parser.get_single_node()
         if root is None:
             return None
-        _check_expansion(path, root)
-        return loader.construct_document(root)
+        _check_expansion(root, limit, too_big)
+        return parser.construct_document(root)
     finally:
-        loader.dispose()
+        parser.dispose()
 
 
-def _check_expansion(path: Path, root: yaml.Node) -> None:
+def _check_expansion(root: yaml.Node, limit: int, too_big: Callable[[], Exception]) -> None:
     count = 0
     stack: list[Any] = [root]
     while stack:
         node = stack.pop()
         count += 1
-        if count > MAX_RUBRIC_NODES:
-            raise RubricError(
-                f"{path}: the rubric expands to more than {MAX_RUBRIC_NODES:,} YAML nodes "
-                "(each alias such as *name repeats all it points at); write it out "
-                "without nested aliases"
-            )
+        if count > limit:
+            raise too_big()
         if isinstance(node, yaml.MappingNode):
             for key, value in node.value:
                 stack += (key, value)

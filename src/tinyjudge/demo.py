@@ -131,8 +131,7 @@ def run_demo(
     from tinyjudge.datasets.jsonl import write_jsonl
     from tinyjudge.distill import SplitWarning, distill, load_model
     from tinyjudge.estimate import estimate_rates
-    from tinyjudge.judge import Judge
-    from tinyjudge.testing import replay_server
+    from tinyjudge.judge import JudgeConfig, open_judge
 
     console = console or Console()
     out_dir = Path(out_dir)
@@ -163,16 +162,14 @@ def run_demo(
                 judged = live.run(items, progress=console)
     else:
         with _stage(console, "2. judge (recorded GPT-4 verdicts, replayed over HTTP)", timings):
-            with replay_server(recorded, source=TEACHER, items=items, rubric=RUBRIC) as server:
-                replayed = Judge(
-                    RUBRIC,
-                    model="gpt-4",
-                    base_url=server.base_url,
-                    api_key="replay",
-                    concurrency=16,
-                    cache=out_dir / "judge.sqlite",
-                )
-                judged = replayed.run(items)
+            replay = JudgeConfig(
+                model="gpt-4",
+                replay=out_dir / "recorded_labels.jsonl",
+                replay_source=TEACHER,
+                concurrency=16,
+            )
+            with open_judge(replay, RUBRIC, cache=out_dir / "judge.sqlite", items=items) as jd:
+                judged = jd.run(items)
     write_jsonl(out_dir / "judge_labels.jsonl", judged.labels)
     for line in judged.summary.lines():
         console.print(f"  {line}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -168,9 +169,15 @@ class _JudgeActor:
     """One judge (HTTP client, optional per-node cache) per actor."""
 
     def __init__(self, judge_kwargs: dict[str, Any]) -> None:
-        from tinyjudge.judge import Judge
+        from tinyjudge.judge import JudgeConfig, open_judge
 
-        self.judge = Judge(**judge_kwargs)
+        options = dict(judge_kwargs)
+        rubric, cache = options.pop("rubric"), options.pop("cache", None)
+        # an endpoint's judge holds nothing open; the stack keeps any other kind's server
+        self._open = ExitStack()
+        self.judge = self._open.enter_context(
+            open_judge(JudgeConfig(**options), rubric, cache=cache)
+        )
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         items = [Item.model_validate(json.loads(s)) for s in batch["item"]]
@@ -187,8 +194,9 @@ def judge_dataset(
 ) -> ray.data.Dataset:
     """Judge a Ray Dataset of items with an actor pool; each actor runs its own ``Judge``.
 
-    ``judge_kwargs`` are :class:`tinyjudge.judge.Judge`'s arguments (``rubric``,
-    ``model``, ``base_url``, ``concurrency`` per actor, ...). Give ``cache`` a path
+    ``judge_kwargs`` are ``rubric``, ``cache`` and :class:`tinyjudge.judge.JudgeConfig`'s
+    fields (``model``, ``base_url``, ``concurrency`` per actor, ...), opened on each
+    actor with :func:`~tinyjudge.judge.open_judge`. Give ``cache`` a path
     on each node's local disk: SQLite must not be shared over a network filesystem.
     The API key is read from the environment on each node, never shipped with the task.
     """

@@ -13,7 +13,7 @@ from cascade_split import Split
 from tinyjudge.cascade import AuditSampler, audit_sampler
 from tinyjudge.cascade._audit import card_agreement
 from tinyjudge.errors import UsageError
-from tinyjudge.judge import Judge
+from tinyjudge.judge import Judge, JudgeConfig
 from tinyjudge.records import Item, Label
 from tinyjudge.testing import LocalServer, Reply, replay_server
 
@@ -99,7 +99,7 @@ def test_the_model_card_gives_the_baseline(split: Split) -> None:
     split.model.card_["validation"] = {"accuracy": 0.88, "n_val": 100}
     try:
         with _always("full_refusal") as url:
-            sampler = audit_sampler(split.model, "x", base_url=url, rate=0.5)
+            sampler = audit_sampler(split.model, JudgeConfig(model="x", base_url=url), rate=0.5)
             assert sampler.baseline == 0.88 and sampler.rate == 0.5
             sampler.close()
     finally:

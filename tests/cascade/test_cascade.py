@@ -116,9 +116,9 @@ def test_when_no_threshold_can_guarantee_every_item_is_escalated(split: Split) -
             r"no calibration labels from source 'human:nobody' under this rubric; sources present",
         ),
         (
-            {"reference": "judge:gpt-4", "base_url": "http://127.0.0.1:9/v1"},
+            {"reference": "judge:gpt-4", "rubric": "compliance"},
             UsageError,
-            r"base_url needs a judge; pass judge_model too",
+            r"rubric needs a judge; pass judge too",
         ),
         (
             {"reference": "judge:gpt-4", "target": 1.0},
@@ -132,7 +132,7 @@ def test_when_no_threshold_can_guarantee_every_item_is_escalated(split: Split) -
         ),
         ({"reference": "judge:gpt-4", "tagret": 0.9}, UsageError, r"unknown option 'tagret'"),
     ],
-    ids=["no-reference", "url-without-judge", "target-1", "nan-delta", "typo"],
+    ids=["no-reference", "rubric-without-judge", "target-1", "nan-delta", "typo"],
 )
 def test_bad_options_are_refused_in_one_line(split: Split, kwargs, error, match) -> None:
     with pytest.raises(error, match=match):
@@ -258,7 +258,7 @@ def test_cli_with_a_judge_caches_in_the_out_folder_and_resumes(
             rc, stdout, err = _cli(monkeypatch, capsys, "cascade", model_dir, items,
                                    "--calibration", calib, "--reference", "judge:gpt-4",
                                    "--target", "0.9", "--judge-model", "replay-gpt-4",
-                                   "--base-url", srv.base_url, "--out", out)  # fmt: skip
+                                   "--judge-base-url", srv.base_url, "--out", out)  # fmt: skip
             calls = srv.calls
         assert rc == 0, err
         figures = json.loads((out / "cascade.json").read_text())

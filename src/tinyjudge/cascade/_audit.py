@@ -18,17 +18,20 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import queue
 import random
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from tinyjudge.errors import UsageError
+from tinyjudge.judge import JudgeConfig, JudgeLike
 from tinyjudge.records import Item, Label
 from tinyjudge.results import Interval
 
@@ -128,7 +131,8 @@ class AuditSampler:
     each scoring), or give it to the reward server (``create_app(..., audit=sampler)``).
 
     Args:
-        judge: a :class:`~tinyjudge.judge.Judge`, or a function of a list of items
+        judge: a judge (:class:`~tinyjudge.judge.JudgeLike`, e.g. from
+            :func:`~tinyjudge.judge.open_judge`), or a function of a list of items
             returning one label each.
         rate: the chance that each scored item is drawn (independently of the others).
         budget: the most items ever sent to the judge (None: no limit).
@@ -150,7 +154,7 @@ class AuditSampler:
 
     def __init__(
         self,
-        judge: Any,
+        judge: JudgeLike | JudgeFn,
         *,
         rate: float = 0.05,
         budget: int | None = None,
@@ -169,7 +173,9 @@ class AuditSampler:
         for name, value in (("max_pending", max_pending), ("batch", batch), ("window", window)):
             if value < 1:
                 raise UsageError(f"{name} must be at least 1, got {value}", name)
-        self._judge: JudgeFn = judge if not hasattr(judge, "run") else judge.run
+        self._judge: JudgeFn = judge.run if isinstance(judge, JudgeLike) else judge
+        # what the judge holds open (a local model's server), closed with the sampler
+        self._resources = ExitStack()
         self.rate, self.budget, self.batch, self.window = rate, budget, batch, window
         self.baseline, self.delta = baseline, delta
         self.group_by = group_by
@@ -314,6 +320,7 @@ class AuditSampler:
         """Stop taking samples; let the worker finish what is queued (at most ``timeout`` s)."""
         self._closed.set()
         self._thread.join(timeout)
+        self._resources.close()
 
 
 def card_agreement(model: Any) -> float | None:
@@ -325,23 +332,35 @@ def card_agreement(model: Any) -> float | None:
 
 def audit_sampler(
     model: Any,
-    judge_model: str,
+    judge: JudgeConfig,
     *,
-    base_url: str | None = None,
-    cache: str | None = None,
+    cache: str | os.PathLike[str] | None = None,
     **options: Any,
 ) -> AuditSampler:
     """An :class:`AuditSampler` for ``model``: a judge under its rubric, its card's agreement.
 
+    The judge is opened with :func:`~tinyjudge.judge.open_judge` (an endpoint, a
+    local model or a panel; a replay needs the items in advance, which a server
+    does not have) and stays open until the sampler is closed.
+
     Args:
         model: the served reward model.
-        judge_model: the judge's model name.
-        base_url: the judge's OpenAI-compatible endpoint.
+        judge: the judge's options (model, base_url, timeout, max_retries, ...).
         cache: the judge's SQLite cache.
         **options: :class:`AuditSampler` options (``rate``, ``budget``, ...).
-    """
-    from tinyjudge.judge import Judge
 
-    judge = Judge(model.rubric, judge_model, base_url=base_url, cache=cache)
+    Raises:
+        UsageError: the judge's options name no model, or a replay.
+    """
+    from tinyjudge.judge import open_judge
+
+    resources = ExitStack()
+    opened = resources.enter_context(open_judge(judge, model.rubric, cache=cache))
     options.setdefault("baseline", card_agreement(model))
-    return AuditSampler(judge, **options)
+    try:
+        sampler = AuditSampler(opened, **options)
+    except BaseException:
+        resources.close()
+        raise
+    sampler._resources = resources
+    return sampler

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from tinyjudge.config import Config, option
 from tinyjudge.errors import UsageError
+from tinyjudge.judge import JudgeConfig
 from tinyjudge.records import Label
 from tinyjudge.results import Interval, Printed, fields_dict
 
@@ -20,8 +21,11 @@ __all__ = ["CascadeConfig", "StageResult", "CascadeResult"]
 class CascadeConfig(Config):
     """Options of :func:`~tinyjudge.cascade.cascade`.
 
-    Without ``judge_model`` the escalated items are written ``unscored`` (reason
-    ``escalated``), ready for the labelling page.
+    Without ``judge`` the escalated items are written ``unscored`` (reason
+    ``escalated``), ready for the labelling page. ``judge`` is any kind of judge
+    (an endpoint, a replay, a local model, a panel), opened with
+    :func:`~tinyjudge.judge.open_judge`; its ``timeout`` and ``max_retries`` bound
+    each call, and its cache makes a re-run resume.
     """
 
     target: float = option(0.95, "agreement to guarantee on kept items", low=0.5, high=0.999)
@@ -29,13 +33,11 @@ class CascadeConfig(Config):
     step: float = option(
         0.02, "share of calibration items added between two threshold tests", low=0.001, high=0.5
     )
-    judge_model: str | None = option(None, "judge the escalated items with this model")
-    base_url: str | None = option(None, "the judge's OpenAI-compatible endpoint")
+    judge: JudgeConfig | None = option(None, "the judge of the escalated items")
     rubric: str | None = option(None, "the judge's rubric (default: the reward model's)")
     stage: str | None = option(
         None, "people source against which the judge is a second thresholded stage"
     )
-    concurrency: int = option(8, "judge calls in flight", low=1, high=256)
     group_by: str | None = option(
         None,
         "item key of dependent items (e.g. metadata.dialogue_id), the guarantee's unit; "
@@ -52,12 +54,8 @@ class CascadeConfig(Config):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.judge_model is None:
-            for name in ("base_url", "rubric"):
-                if getattr(self, name) is not None:
-                    raise UsageError(
-                        f"{name} needs a judge; pass judge_model too", name, also=("judge_model",)
-                    )
+        if self.judge is None and self.rubric is not None:
+            raise UsageError("rubric needs a judge; pass judge too", "rubric", also=("judge",))
 
 
 @dataclass

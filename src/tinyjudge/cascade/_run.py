@@ -5,12 +5,14 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Sequence
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tinyjudge._progress import progress
 from tinyjudge.errors import UsageError
+from tinyjudge.judge import JudgeConfig, JudgeLike, open_judge
 from tinyjudge.records import Item, Label, index_labels
 from tinyjudge.results import Interval
 
@@ -20,12 +22,11 @@ from ._result import CascadeConfig, CascadeResult, StageResult
 
 if TYPE_CHECKING:
     from tinyjudge.distill import RewardModel
-    from tinyjudge.judge import Judge
 
 __all__ = ["cascade"]
 
 
-def _judge_run(judge: Judge, items: list[Item], what: str) -> Any:
+def _judge_run(judge: JudgeLike, items: list[Item], what: str) -> Any:
     """``judge.run(items)``, its calls said through :func:`~tinyjudge._progress.progress`."""
     with progress(f"judging {len(items)} {what}", len(items)) as step:
         seen = [0]
@@ -101,20 +102,6 @@ def _load(model: RewardModel | str | os.PathLike[str]) -> RewardModel:
     return model
 
 
-def _make_judge(config: CascadeConfig, model: RewardModel, cache: Any) -> Judge | None:
-    if config.judge_model is None:
-        return None
-    from tinyjudge.judge import Judge
-
-    return Judge(
-        config.rubric or model.rubric,
-        config.judge_model,
-        base_url=config.base_url,
-        cache=cache,
-        concurrency=config.concurrency,
-    )
-
-
 def _reference(
     index: dict[str, dict[str, Label]], source: str, ids: set[str], param: str
 ) -> dict[str, Label]:
@@ -134,7 +121,7 @@ def cascade(
     *,
     reference: str,
     config: CascadeConfig | None = None,
-    judge: Judge | None = None,
+    judge: JudgeLike | JudgeConfig | None = None,
     cache: str | os.PathLike[str] | None = None,
     **options: Any,
 ) -> CascadeResult:
@@ -151,26 +138,44 @@ def cascade(
             people's), on some of ``items``.
         reference: the source the reward model's agreement is guaranteed against.
         config: the options (:class:`CascadeConfig`); keyword options over it.
-        judge: a ready :class:`~tinyjudge.judge.Judge` for the escalated items
-            (instead of ``judge_model``).
+        judge: a ready judge for the escalated items, or a
+            :class:`~tinyjudge.judge.JudgeConfig` to open one with (the same as
+            ``config.judge``).
         cache: the judge's SQLite cache, so that a re-run makes no call twice.
 
     Raises:
         UsageError: the reference (or stage) source has no labels on ``items``, a
             second stage without a judge, or a judge under another rubric.
+        DataError: an item id given twice, or a calibration label outside the
+            rubric's labels.
 
     Example:
         >>> res = cascade("runs/rm", items, labels, reference="judge:gpt-4",
-        ...               target=0.95, judge_model="gpt-4o")  # doctest: +SKIP
+        ...               target=0.95, judge=JudgeConfig(model="gpt-4o"))  # doctest: +SKIP
         >>> res.stages[0].share_kept, res.guaranteed  # doctest: +SKIP
     """
+    if isinstance(judge, JudgeConfig):
+        options["judge"], judge = judge, None
     cfg = CascadeConfig.from_options(config, **options)
     rm = _load(model)
     items = list(items)
-    if judge is None:
-        judge = _make_judge(cfg, rm, cache)
-    elif cfg.judge_model is not None:
-        raise UsageError("pass judge or judge_model, not both", "judge_model")
+    if judge is not None and cfg.judge is not None:
+        raise UsageError("pass a ready judge or config.judge, not both", "judge")
+    with ExitStack() as stack:
+        if judge is None and cfg.judge is not None:
+            rubric = cfg.rubric or rm.rubric
+            judge = stack.enter_context(open_judge(cfg.judge, rubric, cache=cache, items=items))
+        return _cascade(rm, items, calibration, reference, cfg, judge)
+
+
+def _cascade(
+    rm: RewardModel,
+    items: list[Item],
+    calibration: Iterable[Label],
+    reference: str,
+    cfg: CascadeConfig,
+    judge: JudgeLike | None,
+) -> CascadeResult:
     if judge is not None and judge.rubric.id != rm.rubric.id:
         raise UsageError(
             f"the judge's rubric {judge.rubric.id!r} is not the reward model's "
@@ -178,7 +183,7 @@ def cascade(
             "rubric",
         )
     if cfg.stage is not None and judge is None:
-        raise UsageError("a second stage needs a judge; pass judge_model", "stage")
+        raise UsageError("a second stage needs a judge; pass judge", "stage", also=("judge",))
     ids = {it.id for it in items}
     index = index_labels(calibration, rubric=rm.rubric.id)
     ref = _reference(index, reference, ids, "reference")
@@ -251,7 +256,7 @@ def _unscored(rm: RewardModel, item: Item, source: str, reason: str) -> Label:
 
 
 def _escalate(
-    judge: Judge,
+    judge: JudgeLike,
     items: list[Item],
     escalated: list[int],
     people: dict[str, Label],

@@ -10,10 +10,12 @@ its error names the field, which the CLI shows as the flag (:func:`flag_of`).
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 import inspect
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import MISSING, fields
 from typing import Any, TypeVar, get_args, get_origin
 
@@ -21,8 +23,9 @@ import typer
 
 from tinyjudge.config import Config, choices_of, field_help, field_types
 from tinyjudge.config import plain_type as _plain
+from tinyjudge.errors import UsageError
 
-__all__ = ["config_flags", "kind_flags", "kinds_of", "flag_of", "DERIVED"]
+__all__ = ["config_flags", "kind_flags", "kinds_of", "flag_of", "under", "DERIVED"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -35,28 +38,30 @@ def flag_of(name: str) -> str:
     return "--" + name.replace("_", "-").lower()
 
 
-def _parameter(cls: type[Config], name: str) -> inspect.Parameter:
+def _parameter(cls: type[Config], name: str, shown: str | None = None) -> inspect.Parameter:
+    """The option of ``cls``'s field ``name``, as parameter ``shown`` (``--shown``)."""
+    shown = shown or name
     f = next(f for f in fields(cls) if f.name == name)
     tp, _ = _plain(field_types(cls)[name])
     default = f.default if f.default is not MISSING else None
     if f.default_factory is not MISSING:
         default = f.default_factory()
     help_text = field_help(f)
-    decls = [flag_of(name)]
+    decls = [flag_of(shown)]
     annotation: Any = tp  # ranges are the config's to check: one message for both faces
     choices = choices_of(tp)
     if choices is not None:
         # an Enum is how every typer version shows a choice; the command reads .value
-        choice = enum.Enum(f"{cls.__name__}_{name}", {str(c): str(c) for c in choices})  # type: ignore[misc]
+        choice = enum.Enum(f"{cls.__name__}_{shown}", {str(c): str(c) for c in choices})  # type: ignore[misc]
         annotation = choice
         default = None if default is None else choice(str(default))
     elif tp is bool:
-        decls = [f"{flag_of(name)}/--no-{name.replace('_', '-')}"]
+        decls = [f"{flag_of(shown)}/--no-{shown.replace('_', '-')}"]
     elif get_origin(tp) is list:
         annotation = list[get_args(tp)[0]] if get_args(tp) else list[str]  # type: ignore[misc]
         default = list(default or [])
     return inspect.Parameter(
-        name,
+        shown,
         inspect.Parameter.KEYWORD_ONLY,
         default=typer.Option(default, *decls, help=help_text, envvar=f.metadata.get("envvar")),
         annotation=annotation,
@@ -67,16 +72,103 @@ def _value(value: Any) -> Any:
     return value.value if isinstance(value, enum.Enum) else value
 
 
-def config_flags(cls: type[Config], *, skip: tuple[str, ...] = ()) -> Callable[[F], F]:
+def _nested(cls: type[Config], name: str) -> type[Config] | None:
+    """The config class a field holds whole (``judge: JudgeConfig | None``), else None."""
+    tp, _ = _plain(field_types(cls)[name])
+    return tp if isinstance(tp, type) and issubclass(tp, Config) else None
+
+
+def _unset(p: inspect.Parameter) -> inspect.Parameter:
+    """``p`` unset by default (None), so a nested config is made only from flags given."""
+    info = p.default
+    info.default = None
+    return p.replace(annotation=p.annotation | None)
+
+
+def _prefixed(cls: type[Config], prefix: str) -> list[inspect.Parameter]:
+    return [_unset(_parameter(cls, f.name, f"{prefix}_{f.name}")) for f in fields(cls)]
+
+
+def _build_nested(cls: type[Config], prefix: str, values: dict[str, Any]) -> Config | None:
+    """``cls`` from the ``prefix_*`` flags given, or None when none was given.
+
+    Its errors name the flags as given (``judge_timeout``, not ``timeout``).
+    """
+    given = {
+        f.name: values[f"{prefix}_{f.name}"]
+        for f in fields(cls)
+        if values.get(f"{prefix}_{f.name}") is not None
+    }
+    if not given:
+        return None
+    with under(prefix, cls):
+        return cls(**given)
+
+
+@contextlib.contextmanager
+def under(prefix: str, cls: type[Config]) -> Iterator[None]:
+    """Show the fields of ``cls`` that an error in the block names under ``prefix``.
+
+    A nested config's own checks name its fields (``model``); the command shows
+    them as its flags (``--judge-model``).
+    """
+    try:
+        yield
+    except UsageError as e:
+        raise _renamed(e, prefix, {f.name for f in fields(cls)}) from None
+
+
+def _renamed(error: UsageError, prefix: str, names: set[str]) -> UsageError:
+    """``error`` with the fields it names shown under ``prefix`` (``model`` -> ``judge_model``)."""
+
+    def shown(name: str | None) -> str | None:
+        return f"{prefix}_{name}" if name in names else name
+
+    message = str(error)
+    for name in dict.fromkeys([p for p in (error.param, *error.also) if p in names]):
+        message = re.sub(rf"(?<![\w.'\"`/-]){re.escape(name)}(?![\w'\"`/-])", shown(name) or name,
+                         message)  # fmt: skip
+    also = tuple(shown(a) or a for a in error.also)
+    return UsageError(message, shown(error.param), also=also)
+
+
+def config_flags(
+    cls: type[Config],
+    *,
+    skip: tuple[str, ...] = (),
+    prefix: str | None = None,
+    into: str = "config",
+) -> Callable[[F], F]:
     """Give a command one flag per field of ``cls`` and ``config=cls(...)`` from them.
+
+    A field that holds a config whole (``judge: JudgeConfig | None``) gives one flag
+    per field of that config under the field's name (``--judge-model``,
+    ``--judge-timeout``), and is None unless one of them is given.
 
     Args:
         cls: the stage's config dataclass.
         skip: fields the command sets itself (they keep their defaults here).
+        prefix: show every field under this name (``--audit-model``) and hand the
+            command None unless one of them is given (an optional judge).
+        into: the command's parameter that receives the config.
     """
+    if prefix is not None:
+        params = _prefixed(cls, prefix)
+        DERIVED.update(p.name for p in params)
+        return _adding(params, into, cls.__name__, lambda v: _build_nested(cls, prefix, v))
     names = [f.name for f in fields(cls) if f.name not in skip]
-    DERIVED.update(names)
-    return _adding([_parameter(cls, n) for n in names], "config", cls.__name__, lambda v: cls(**v))
+    nested = {n: c for n in names if (c := _nested(cls, n)) is not None}
+    params = []
+    for n in names:
+        params += _prefixed(nested[n], n) if n in nested else [_parameter(cls, n)]
+    DERIVED.update(p.name for p in params)
+
+    def build(values: dict[str, Any]) -> Config:
+        whole = {n: _build_nested(c, n, values) for n, c in nested.items()}
+        own = {n: values[n] for n in names if n not in nested}
+        return cls(**own, **whole)
+
+    return _adding(params, into, cls.__name__, build)
 
 
 def kind_flags(classes: Sequence[type[Config]]) -> Callable[[F], F]:

@@ -109,11 +109,14 @@ def labels_rubric(
     return None
 
 
-def read_label_files(paths: Sequence[Path], skip_bad: bool = False) -> list[Label]:
+def read_label_files(
+    paths: Sequence[Path], skip_bad: bool = False, rubric: Rubric | None = None
+) -> list[Label]:
     """Every label of every file, in order.
 
     With ``skip_bad`` a bad line (a torn last line, say) is reported on stderr
-    and the rest is read.
+    and the rest is read. With ``rubric`` a label of that rubric whose value is
+    not one of its labels is a bad line (labels of other rubrics are read as they are).
 
     Raises:
         TinyjudgeError: a file is missing or holds a bad line (``file:line``).
@@ -125,7 +128,11 @@ def read_label_files(paths: Sequence[Path], skip_bad: bool = False) -> list[Labe
         err.print(f"skipped {e}", markup=False, soft_wrap=True)
 
     on_error = report if skip_bad else None
-    return [lab for path in paths for lab in read_labels(path, on_error=on_error)]
+    return [
+        lab
+        for path in paths
+        for lab in read_labels(path, rubric, on_error=on_error, other_rubrics=True)
+    ]
 
 
 def labels_to_keep(path: Path, written: Sequence[Label], replace: bool) -> list[Label]:

@@ -62,7 +62,7 @@ def command(
         [*((path, "labels file") for path in labels), (items, "--items file")],
     )
     rubric_id, rub = resolve_rubric_filter(rubric)
-    all_labels = read_label_files(labels)
+    all_labels = read_label_files(labels, rubric=rub)
     sources = sorted({lab.source for lab in all_labels})
     refuse_people_overlap(
         all_labels,

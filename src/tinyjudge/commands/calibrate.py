@@ -87,7 +87,7 @@ def command(
 
     model_dir, items_path, *label_paths = paths
     model = load_model(model_dir, calibrated=False)
-    labels = read_label_files(label_paths, skip_bad)
+    labels = read_label_files(label_paths, skip_bad, rubric=model.rubric)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CalibrationWarning)  # shown below, with the figures
         calibrated = calibrate(

@@ -8,9 +8,10 @@ from pathlib import Path
 import typer
 
 from tinyjudge.cascade import CascadeConfig
+from tinyjudge.judge import JudgeConfig
 
 from ._bars import progress_bars, quiet_option
-from ._config_flags import config_flags
+from ._config_flags import config_flags, under
 from ._io import out, refuse_writing_over_inputs
 
 __all__ = ["command", "UNMET"]
@@ -43,7 +44,8 @@ def command(
 
     The threshold is chosen on the items that --calibration labels (held out of
     the output), so that agreement with --reference on kept items is at least
-    --target with probability at least 1 - --delta. Without --judge-model the
+    --target with probability at least 1 - --delta. Without a judge (--judge-model,
+    --judge-replay, --judge-local or --judge-panel) the
     escalated items are written unscored (reason "escalated") for people.
     Items sharing a prompt, question or dialogue (--group-by, or the key the
     importers wrote) are tested as groups. Exit status 3: no threshold met
@@ -58,14 +60,23 @@ def command(
         [(items, "items file"), (calibration, "--calibration file")],
     )
     cache_path = None
-    if config.judge_model is not None:
+    if config.judge is not None:
+        with under("judge", JudgeConfig):
+            config.judge.check_runnable()
         cache_path = cache or out_dir / "judge.cache.sqlite"
+    from tinyjudge.distill import load_model
+
+    model = load_model(model_dir)
+    # read before the output folder is made: a repeated id or a label the rubric does not
+    # have is refused in one line (file:line) instead of counted as a disagreement
+    item_list = read_items(items)
+    calib = read_labels(calibration, model.rubric, other_rubrics=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     with progress_bars(quiet):  # the judge's calls on the escalated items
         result = cascade(
-            model_dir,
-            read_items(items),
-            read_labels(calibration),
+            model,
+            item_list,
+            calib,
             reference=reference,
             config=config,
             cache=cache_path,

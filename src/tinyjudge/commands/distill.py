@@ -108,8 +108,8 @@ def command(
         from transformers.utils import logging as transformers_logging
 
         transformers_logging.set_verbosity_error()  # one rank reports (its load report too)
-    item_list, label_list = read_items(items), read_label_files(labels)
     rub = None if rubric is None else resolve_rubric(rubric)
+    item_list, label_list = read_items(items), read_label_files(labels, rubric=rub)
     bars = main and shows_bars(quiet)
     status = err.status(f"distilling {source or 'the labels'} into a {tier} model...")
     with (

@@ -118,14 +118,15 @@ def command(
         [(json_out, "--json")],
         [*((path, "labels file") for path in labels), (items, "--items file")],
     )
-    records = read_label_files(labels)
+    rub = resolve_rubric(rubric) if rubric is not None else None
+    records = read_label_files(labels, rubric=rub)
     refuse_people_overlap(records, labels, [cheap], [human], model_dir, allow_overlap)
     report = estimate_rates(
         records,
         read_items(items) if items is not None else None,
         cheap=cheap,
         human=human,
-        rubric=resolve_rubric(rubric) if rubric is not None else labels_rubric(records, labels),
+        rubric=rub or labels_rubric(records, labels),
         by=by,
         compare=compare,
         level=level,

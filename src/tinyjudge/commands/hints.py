@@ -72,6 +72,8 @@ def command(
         err.print(f"refused: {refused}", markup=False, soft_wrap=True)
     for leak in rows.leaks:
         err.print(f"leak: {leak}", markup=False, soft_wrap=True)
+    for escaped in rows.escaped:
+        err.print(f"escaped: {escaped}", markup=False, soft_wrap=True)
     for line in bad_lines:
         err.print(f"skipped: {line}", markup=False, soft_wrap=True)
     err.file.flush()  # the rows first: the summary is the last thing on the screen

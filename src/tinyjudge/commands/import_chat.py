@@ -81,6 +81,12 @@ def command(
     source: str = typer.Option(None, "--source", help="the labels' source, e.g. human:final"),
     skip_bad: bool = typer.Option(False, "--skip-bad", help="report bad rows and go on"),
     replace_labels: bool = typer.Option(False, "--replace-labels", help=REPLACE_LABELS_HELP),
+    preference_labels: bool = typer.Option(
+        True,
+        "--preference-labels/--no-preference-labels",
+        help="label each preference pair with the chosen side (source human:preference, "
+        "rubric preference, unless --source/--rubric name others)",
+    ),
     check: bool = typer.Option(
         False, "--check", help="print how the first rows are read, and write nothing"
     ),
@@ -92,7 +98,9 @@ def command(
     Responses items, Inspect AI logs (.eval, .json), SWE-agent .traj,
     OpenHands event streams, LangChain messages_to_dict, Claude Code session
     logs; preference pairs (HH-RLHF chosen/rejected, TRL prompt/chosen/rejected)
-    as pairwise items. Every other column goes to the items' metadata. Rows without an id
+    as pairwise items, each labelled with the side chosen (source human:preference,
+    rubric preference; --source and --rubric name others, --no-preference-labels
+    writes none). Every other column goes to the items' metadata. Rows without an id
     get one from their content. A bad row (no messages, no assistant turn)
     stops the import (file:line) and writes nothing, unless --skip-bad. With
     --rubric, an Inspect AI sample's scores that are labels of it become
@@ -113,8 +121,9 @@ def command(
     limit = _CHECK_ROWS if check else None
     with progress_bars(quiet):
         got = import_chat(
-            path, id_field, messages_field, label_field, rub, source, skip_bad or check, limit
-        )
+            path, id_field, messages_field, label_field, rub, source, skip_bad or check, limit,
+            preference_labels=preference_labels,
+        )  # fmt: skip
     if check:
         _print_check(path, got)
         if not got.items:
@@ -135,8 +144,9 @@ def command(
         if label_field is not None or got.labels:
             kept = labels_to_keep(out_dir / "labels.jsonl", got.labels, replace_labels)
             write_jsonl(tmp / "labels.jsonl", [*got.labels, *kept])
-            if rub is not None:
-                store_rubric(rub, tmp)
+            stored = rub or got.preference_rubric
+            if stored is not None:
+                store_rubric(stored, tmp)
     out.print(
         f"{path}: {len(got.items)} items -> {out_dir / 'items.jsonl'}", markup=False, soft_wrap=True
     )
@@ -153,6 +163,16 @@ def command(
         sources = ", ".join(f"{n} {s}" for s, n in got.sources().items()) or source
         out.print(
             f"  labels: {len(got.labels)} ({sources}) -> {out_dir / 'labels.jsonl'}", markup=False
+        )
+    if got.preference_rubric is not None and label_field is None:
+        from tinyjudge.datasets.importers.chat import PREFERENCE_SOURCE
+
+        out.print(
+            f"  preference pairs labelled with the side chosen: source "
+            f"{source or PREFERENCE_SOURCE}, rubric {got.preference_rubric.id} "
+            "(--no-preference-labels: none)",
+            markup=False,
+            soft_wrap=True,
         )
     _print_unread(got.unread)
     for bad in got.bad:

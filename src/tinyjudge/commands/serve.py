@@ -12,15 +12,17 @@ from pathlib import Path
 import typer
 
 from tinyjudge.errors import TinyjudgeError, UsageError
+from tinyjudge.judge import JudgeConfig
 from tinyjudge.serve import ServerOptions
 
-from ._config_flags import config_flags
-from ._io import fail, out
+from ._config_flags import config_flags, under
+from ._io import out
 
 __all__ = ["command"]
 
 
 @config_flags(ServerOptions, skip=("allowed_hosts", "reward", "max_body_bytes"))
+@config_flags(JudgeConfig, prefix="audit", into="audit")
 def command(
     model_dir: Path = typer.Argument(..., help="a model directory from `tinyjudge distill`"),
     max_body_mb: float = typer.Option(8.0, help="larger requests are refused with 413"),
@@ -36,18 +38,13 @@ def command(
         help="LABEL[,LABEL]: the labels whose probability is the reward "
         "(default: the rubric's positive labels)",
     ),
-    audit_model: str = typer.Option(
-        None, "--audit-model", help="judge a random sample of scored rollouts with this model"
-    ),
-    audit_base_url: str = typer.Option(
-        None, "--audit-base-url", help="the audit judge's OpenAI-compatible endpoint"
-    ),
     audit_rate: float = typer.Option(0.05, "--audit-rate", help="share of rollouts audited"),
     audit_budget: int = typer.Option(
         None, "--audit-budget", help="most rollouts ever sent to the audit judge"
     ),
     *,
     config: ServerOptions,
+    audit: JudgeConfig | None,
 ) -> None:
     """Serve a reward model over HTTP for RL loops (POST /score, /get_reward)."""
     from tinyjudge._extras import require_extra
@@ -55,6 +52,9 @@ def command(
 
     # Refused before anything heavy is imported or loaded: a refused start costs nothing.
     check_number("max_body_mb", max_body_mb, 0, 4096, low_open=True, unit=" MiB")
+    if audit is not None:
+        with under("audit", JudgeConfig):
+            audit.check_runnable()
     options = config.replace(
         allowed_hosts=tuple(allowed_host or ()),
         max_body_bytes=int(max_body_mb * (1 << 20)),
@@ -73,18 +73,15 @@ def command(
         labels = reward_labels_for(model, list(options.reward) if options.reward else None)
     except TinyjudgeError as e:
         raise UsageError(f"--reward {reward}: {e}", param="reward") from None
-    audit = None
-    if audit_model is not None:
+    sampler = None
+    if audit is not None:
         from tinyjudge.cascade import audit_sampler
 
-        audit = audit_sampler(
-            model, audit_model, base_url=audit_base_url, rate=audit_rate, budget=audit_budget
-        )
-        out.print(f"auditing {audit_rate:.1%} of rollouts with judge:{audit_model} (see /health)")
-    elif audit_base_url is not None:
-        fail("--audit-base-url needs --audit-model")
+        sampler = audit_sampler(model, audit, rate=audit_rate, budget=audit_budget)
+        judge = f"judge:{audit.model}" if audit.model else "the judge"
+        out.print(f"auditing {audit_rate:.1%} of rollouts with {judge} (see /health)")
     out.print(
         f"serving {model.name} on http://{options.host}:{options.port} (POST /score, /get_reward)"
     )
     out.print(describe_reward(model, labels), markup=False, soft_wrap=True)
-    run_server(model, options, audit=audit)
+    run_server(model, options, audit=sampler)

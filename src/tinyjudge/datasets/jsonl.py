@@ -159,14 +159,36 @@ def _refuse_lone_surrogates(obj: object, path: Path, lineno: int) -> None:
 def read_items(
     path: str | os.PathLike[str], on_error: Callable[[DataError], None] | None = None
 ) -> list[Item]:
-    """Read every item of a JSONL file (see :func:`read_jsonl`)."""
-    return list(read_jsonl(path, Item, on_error=on_error))
+    """Read every item of a JSONL file (see :func:`read_jsonl`).
+
+    An id given twice is a bad line (``items.jsonl:7: item id 'x' appears twice
+    (lines 3 and 7)``): each would be judged, scored or labelled twice.
+    """
+    seen: dict[str, int] = {}
+    count = iter(range(1, 1 << 62))
+
+    def once(item: Item) -> str | None:
+        n = next(count)
+        first = seen.setdefault(item.id, n)
+        if first == n:
+            return None
+        shown = _quoted(item.id)
+        return f"item id {shown} appears twice (items {first} and {n}); ids must be unique"
+
+    return list(read_jsonl(path, Item, on_error=on_error, check=once))
+
+
+def _quoted(value: str, width: int = 80) -> str:
+    """``value`` as a quoted prefix of at most ``width`` characters (a message stays short)."""
+    return repr(value if len(value) <= width else value[:width] + "...")
 
 
 def read_labels(
     path: str | os.PathLike[str],
     rubric: str | os.PathLike[str] | Rubric | None = None,
     on_error: Callable[[DataError], None] | None = None,
+    *,
+    other_rubrics: bool = False,
 ) -> list[Label]:
     """Read every label of a JSONL file (see :func:`read_jsonl`).
 
@@ -177,11 +199,21 @@ def read_labels(
             labels; otherwise the line is bad (``labels.jsonl:57: label "maybe"
             is not one of [...] of rubric compliance``).
         on_error: as in :func:`read_jsonl`.
+        other_rubrics: with ``rubric``, read labels of other rubrics unchecked
+            (a file that holds several rubrics' labels) instead of refusing them.
 
     Raises:
         DataError: a bad line, when ``on_error`` is not given.
     """
-    check = load_rubric(rubric).label_problem if rubric is not None else None
+    check = None
+    if rubric is not None:
+        rub = load_rubric(rubric)
+
+        def check(label: Label) -> str | None:
+            if other_rubrics and label.rubric != rub.id:
+                return None
+            return rub.label_problem(label)
+
     return list(read_jsonl(path, Label, on_error=on_error, check=check))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from typing import Any
 
 from tinyjudge.records import Item
@@ -31,7 +32,13 @@ _WORD = re.compile(r"\w+")
 
 
 def _words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
+    """The words of ``text`` as compared: NFKC-normalised (full-width and compatibility
+    forms folded), format characters (zero-width spaces and joiners, soft hyphens,
+    direction marks) removed, case-folded. A leak spelled with ``c\u200bhn`` or
+    ``ＣＨＮ`` is still the leak."""
+    plain = unicodedata.normalize("NFKC", text)
+    plain = "".join(c for c in plain if unicodedata.category(c) != "Cf")
+    return [w.casefold() for w in _WORD.findall(plain)]
 
 
 def _text(value: Any) -> str:

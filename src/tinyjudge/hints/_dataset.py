@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from tinyjudge._template_tokens import neutralise
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric, load_rubric
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "HintRows",
     "Leak",
+    "Escaped",
     "hint_rows",
     "trl_dataset",
     "derangement",
@@ -50,6 +52,19 @@ class Leak:
         return f"{self.item_id}: the hint at step {self.step} copies {self.target}"
 
 
+@dataclass(frozen=True)
+class Escaped:
+    """A row whose text held chat-template control tokens, escaped before it was written."""
+
+    item_id: str
+    step: int | None
+    tokens: tuple[str, ...]
+
+    def __str__(self) -> str:
+        shown = ", ".join(dict.fromkeys(self.tokens))
+        return f"{self.item_id}: step {self.step}: chat-template tokens escaped: {shown}"
+
+
 @dataclass
 class HintRows:
     """The rows written and what was refused or flagged.
@@ -58,6 +73,9 @@ class HintRows:
         rows: one dict per hinted label (``prompt``, ``privileged_context``, ...).
         refused: the hinted labels that gave no row, each with its reason.
         leaks: rows whose hint copies a reference or a metadata target.
+        escaped: rows whose hint, prompt or answer held chat-template control
+            tokens (``<|im_end|>``, ``[INST]`` ...), written escaped (``<\\|im_end|>``)
+            so that no template reads them as a turn.
         labels: the labels read.
         without_hint: scored labels with no hint text (not counted as refused).
         unscored: unscored labels.
@@ -66,6 +84,7 @@ class HintRows:
     rows: list[dict[str, Any]] = field(default_factory=list)
     refused: list[Refused] = field(default_factory=list)
     leaks: list[Leak] = field(default_factory=list)
+    escaped: list[Escaped] = field(default_factory=list)
     labels: int = 0
     without_hint: int = 0
     unscored: int = 0
@@ -80,7 +99,8 @@ class HintRows:
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(self.refused_by_kind.items())) or "none"
         return (
             f"{len(self.rows)} rows from {self.labels} labels ({self.without_hint} without a hint, "
-            f"{self.unscored} unscored); refused: {kinds}; leaks flagged: {len(self.leaks)}"
+            f"{self.unscored} unscored); refused: {kinds}; leaks flagged: {len(self.leaks)}; "
+            f"rows with chat-template tokens escaped: {len(self.escaped)}"
         )
 
     def dataset(self) -> Dataset:
@@ -202,6 +222,12 @@ def _row(
         out.leaks.append(Leak(lab.item_id, step, copied))
         if config.leaks == "drop":
             return refuse("leak", f"{lab.item_id}: the hint at step {step} copies {copied}")
+    text, found = neutralise(text)
+    for message in [*prompt, answer]:
+        message["content"], more = neutralise(message["content"])
+        found += more
+    if found:
+        out.escaped.append(Escaped(lab.item_id, step, tuple(found)))
     row: dict[str, Any] = {
         "prompt": prompt,
         "privileged_context": text,

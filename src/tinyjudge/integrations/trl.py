@@ -121,7 +121,7 @@ def reward_func(
         chat_template: how plain-text prompts in a chat template are read.
         audit: an :class:`~tinyjudge.cascade.AuditSampler` sent a sample of the
             scored rollouts (a model directory only), e.g.
-            ``audit_sampler(load_model(d), "gpt-4o", rate=0.05)``.
+            ``audit_sampler(load_model(d), JudgeConfig(model="gpt-4o"), rate=0.05)``.
     """
     return TinyjudgeReward(
         RewardClient(model_dir_or_url, reward, token, chat_template=chat_template, audit=audit)

@@ -8,14 +8,16 @@ re-run or a resumed run makes no call twice. ``window_messages`` says which part
 trajectory the judge sees (steps are 0-based indices of ``item.messages``).
 ``Panel`` runs several judges on the same items and adds their vote.
 A :class:`JudgeConfig` holds a judge's options and refuses those that conflict;
-``run_judge(items, rubric, config)`` runs what it names: an endpoint, a replay of
-recorded labels, a local llama.cpp model or a panel.
+``open_judge(config, rubric)`` opens what it names (an endpoint, a replay of
+recorded labels, a local llama.cpp model or a panel) as one :class:`JudgeLike`: every
+stage that asks a judge gets it there; ``run_judge(items, rubric, config)`` runs it.
 The local servers for tests and the keyless demo are in :mod:`tinyjudge.testing`.
 """
 
 from __future__ import annotations
 
 from ._config import JudgeConfig
+from ._open import JudgeLike, PanelJudge, open_judge
 from ._panel import (
     Panel,
     PanelJudgment,
@@ -33,6 +35,9 @@ __all__ = [
     "Judge",
     "JudgeConfig",
     "run_judge",
+    "open_judge",
+    "JudgeLike",
+    "PanelJudge",
     "Judgment",
     "Summary",
     "EndpointFailing",

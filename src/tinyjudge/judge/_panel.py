@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import reprlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from typing import Any, get_args
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tinyjudge._rubric_yaml import load_yaml_bounded
 from tinyjudge.errors import DataError, UsageError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric
@@ -76,8 +78,14 @@ def load_panel(path: str | os.PathLike[str]) -> list[PanelMember]:
     p = Path(path)
     if not p.is_file():
         raise DataError(str(p), None, "no such panel file")
+
+    def too_big() -> DataError:
+        return DataError(
+            str(p), None, "the panel expands to too many YAML nodes: write it without aliases"
+        )
+
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = load_yaml_bounded(p.read_text(encoding="utf-8"), too_big, limit=10_000)
     except yaml.YAMLError as e:
         raise DataError(str(p), None, f"not valid YAML ({getattr(e, 'problem', e)})") from None
     if isinstance(data, dict) and set(data) == {"members"}:
@@ -92,7 +100,8 @@ def load_panel(path: str | os.PathLike[str]) -> list[PanelMember]:
     members = []
     for n, raw in enumerate(data, 1):
         if not isinstance(raw, dict):
-            raise DataError(str(p), None, f"member {n}: expected a mapping, got {raw!r}")
+            shown = reprlib.repr(raw)
+            raise DataError(str(p), None, f"member {n}: expected a mapping, got {shown}")
         if any(k in raw for k in ("api_key", "key")):
             raise DataError(
                 str(p),

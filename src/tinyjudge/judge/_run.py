@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from contextlib import ExitStack
 from typing import Any
 
 from rich.console import Console
 
 from tinyjudge.records import Item
-from tinyjudge.rubric import Rubric, load_rubric
+from tinyjudge.rubric import Rubric
 
 from ._config import JudgeConfig
-from ._panel import Panel, PanelJudgment, load_panel
+from ._open import PanelJudge, open_judge
+from ._panel import PanelJudgment
 from ._runner import Judge
 from ._summary import Judgment
 
@@ -54,34 +54,10 @@ def run_judge(
         UsageError: options that do not go together, or no model to judge with.
     """
     config = JudgeConfig.from_options(config, **options)
-    config.check_runnable()
-    rub = load_rubric(rubric)
     items = list(items)
-    common: dict[str, Any] = {"cache": cache, "prices": config.prices, **config.judge_options()}
-    if config.panel is not None:
-        members = load_panel(config.panel)
-        panel = Panel(rub, members, source=config.panel_source, vote=config.panel_vote, **common)
-        return panel.run(items, progress=on_member)
-    with ExitStack() as stack:
-        judge: Judge
-        if config.local:
-            from .local import local_judge
-
-            judge = stack.enter_context(
-                local_judge(
-                    rub, gguf=config.gguf, threads=config.threads, n_ctx=config.n_ctx,
-                    model=config.model, **common,
-                )
-            )  # fmt: skip
-        elif config.replay is not None:
-            from .replay import replay_server
-
-            server = stack.enter_context(
-                replay_server(config.replay, config.replay_source, items=items, rubric=rub)
-            )
-            model = config.model or "replay-" + config.replay_source.split(":", 1)[-1]
-            judge = Judge(rub, model, base_url=server.base_url, api_key="replay", **common)
-        else:
-            api_key = os.environ.get(config.api_key_env) or None
-            judge = Judge(rub, config.model, base_url=config.base_url, api_key=api_key, **common)
-        return judge.run(items, progress=progress)
+    with open_judge(config, rubric, cache=cache, items=items) as judge:
+        if isinstance(judge, PanelJudge):
+            return judge.run_panel(items, on_member)
+        if isinstance(judge, Judge):  # an endpoint, a replay or a local model
+            return judge.run(items, progress=progress)
+        return judge.run(items)

@@ -34,10 +34,11 @@ def load_json(raw: bytes, path: Path, line: int = 1) -> Any:
     Raises:
         DataError: at ``path:line`` for every way decoding fails: bytes that are
             not UTF-8, malformed JSON, nesting too deep for Python's decoder, an
-            integer of more than 4,300 digits. A byte-order mark on line 1 is read.
+            integer of more than 4,300 digits, a lone surrogate escape (``\\ud800``,
+            text that no file or hash can hold). A byte-order mark on line 1 is read.
     """
     try:
-        return json.loads(raw.decode("utf-8-sig" if line == 1 else "utf-8"))
+        obj = json.loads(raw.decode("utf-8-sig" if line == 1 else "utf-8"))
     except UnicodeDecodeError as e:
         where = line + raw.count(b"\n", 0, e.start)
         raise DataError(str(path), where, not_utf8_message(raw[e.start])) from None
@@ -46,6 +47,16 @@ def load_json(raw: bytes, path: Path, line: int = 1) -> Any:
         raise DataError(str(path), where, problem) from None
     except (ValueError, RecursionError) as e:
         raise DataError(str(path), line, _undecodable(e)) from None
+    if b"\\ud" in raw.lower():
+        _refuse_lone_surrogates(obj, path, line)
+    return obj
+
+
+def _refuse_lone_surrogates(obj: Any, path: Path, line: int) -> None:
+    from tinyjudge.datasets.jsonl import lone_surrogate
+
+    if problem := lone_surrogate(obj):
+        raise DataError(str(path), line, problem)
 
 
 def _undecodable(e: ValueError | RecursionError) -> str:
@@ -90,6 +101,8 @@ def read_json_array(path: Path) -> list[tuple[int, Any]]:
             raise DataError(str(path), e.lineno, f"malformed JSON ({e.msg})") from None
         except (ValueError, RecursionError) as e:
             raise DataError(str(path), line, _undecodable(e)) from None
+        if "\\ud" in text[counted:i].lower():
+            _refuse_lone_surrogates(obj, path, line)
         out.append((line, obj))
         i = _skip_ws(text, i)
         if text.startswith("]", i):

@@ -72,6 +72,28 @@ def _same(m: dict[str, Any], n: dict[str, Any]) -> bool:
     return json.dumps(m, sort_keys=True, default=str) == json.dumps(n, sort_keys=True, default=str)
 
 
+def _check_one_context(
+    chosen: list[dict[str, Any]], rejected: list[dict[str, Any]], shared: int
+) -> None:
+    """Refuse two sides that answer different prompts.
+
+    A pair compares two answers to one context: each side must open with the
+    answer (an assistant turn). A side that opens with another turn (HH-RLHF sides
+    whose human turns differ, a TRL side that starts with a user turn of its own)
+    answers something else, and its preference says nothing about the other.
+    """
+    for name, side in (("chosen", chosen), ("rejected", rejected)):
+        role = side[0].get("role")
+        if role != "assistant":
+            text = str(side[0].get("content") or "")
+            said = text if len(text) <= 60 else text[:60] + "..."
+            raise ValueError(
+                f'"chosen" and "rejected" answer different prompts: after {shared} shared '
+                f'turns "{name}" goes on with a {role} turn ({said!r}), not an answer; '
+                "both sides must answer the same context"
+            )
+
+
 def read_preference(row: dict[str, Any], unread: Unread) -> tuple[dict[str, Any], set[str]]:
     """A preference row as the fields of a pairwise item, and the row's fields it used.
 
@@ -80,8 +102,9 @@ def read_preference(row: dict[str, Any], unread: Unread) -> tuple[dict[str, Any]
         (messages normalised as every import normalises them) and the used fields.
 
     Raises:
-        ValueError: a side that holds no messages, two sides that do not differ, or
-            a response without an assistant turn.
+        ValueError: a side that holds no messages, two sides that do not differ, a
+            response without an assistant turn, or two sides that answer different
+            prompts (a side that does not open with the answer).
     """
     used = {"chosen", "rejected"}
     chosen = canonical(_side(row["chosen"], "chosen", "assistant", unread))
@@ -102,6 +125,7 @@ def read_preference(row: dict[str, Any], unread: Unread) -> tuple[dict[str, Any]
         if not any(m.get("role") == "assistant" for m in side):
             roles = [m.get("role") for m in side]
             raise ValueError(f'"{name}" has no assistant turn after the shared context ({roles})')
+    _check_one_context(chosen, rejected, len(context))
     digest = hashlib.sha256(json.dumps([chosen, rejected], default=str).encode()).digest()
     flip = digest[0] % 2 == 1
     a, b = (rejected, chosen) if flip else (chosen, rejected)

@@ -7,9 +7,10 @@ wrote it (OpenAI, Anthropic, Responses, Inspect AI, SWE-agent, OpenHands,
 LangChain), and every other column goes to the item's ``metadata``, so
 ``--by metadata.checkpoint`` works in audit and estimate. Preference rows
 (HH-RLHF's ``chosen``/``rejected`` text or message lists, TRL's ``prompt``,
-``chosen``, ``rejected``) become pairwise items, and with a pairwise rubric and a
-source, labels saying which side was chosen. What no reader knew
-is counted and named (``unread``), never passed over in silence.
+``chosen``, ``rejected``) become pairwise items, each with a label saying which
+side was chosen (source ``human:preference``, rubric ``preference``, unless
+named). What no reader knew is counted and named (``unread``), never passed
+over in silence.
 """
 
 from __future__ import annotations
@@ -34,13 +35,18 @@ from tinyjudge.records import (
     is_openhands_event,
     read_transcript,
 )
+from tinyjudge.rubric import Rubric
 
 from ._common import Imported
 from ._preference import is_preference_row, read_preference
 from ._rows import Row, jsonable, read_rows
 from .label_sheet import label_text, match_label
 
-__all__ = ["ChatImport", "import_chat", "MESSAGE_FIELDS"]
+__all__ = ["ChatImport", "import_chat", "MESSAGE_FIELDS", "PREFERENCE_SOURCE", "PREFERENCE_RUBRIC"]
+
+# what a preference row's label is, unless the user names another source or rubric
+PREFERENCE_SOURCE = "human:preference"
+PREFERENCE_RUBRIC = "preference"
 
 
 @dataclass
@@ -50,6 +56,7 @@ class ChatImport(Imported):
     hashed_ids: int = 0
     metadata_fields: list[str] = field(default_factory=list)
     unread: Counter[str] = field(default_factory=Counter)
+    preference_rubric: Rubric | None = None
 
 
 def import_chat(
@@ -61,6 +68,7 @@ def import_chat(
     source: str | None = None,
     skip_bad: bool = False,
     limit: int | None = None,
+    preference_labels: bool = True,
 ) -> ChatImport:
     """Read a file of chat transcripts into items (and labels, when a column holds them).
 
@@ -81,6 +89,10 @@ def import_chat(
         source: the labels' source (e.g. ``human:final``); needed with ``label_field``.
         skip_bad: keep going past bad rows; they are listed in ``bad``.
         limit: read only the first ``limit`` rows (a look at how a file is read).
+        preference_labels: a preference row (``chosen``/``rejected``) gets a label
+            saying which side was chosen: under ``rubric`` (default the built-in
+            pairwise rubric ``preference``), source ``source`` (default
+            :data:`PREFERENCE_SOURCE`). False: the pairs alone.
 
     Raises:
         DataError: the first bad row (``file:line``) when not ``skip_bad`` (a
@@ -123,14 +135,18 @@ def import_chat(
                 )
             seen[item.id] = where
             label = None
-            if rub is not None and source and label_field is None and item.is_pairwise:
+            if preference_labels and label_field is None and item.is_pairwise:
                 # a preference row's label is its preference: which side was chosen
-                label = Label(item_id=item.id, rubric=rub.id, rubric_hash=rub.hash, source=source,
+                if out.preference_rubric is None:
+                    out.preference_rubric = rub or load_rubric(PREFERENCE_RUBRIC)
+                prub = out.preference_rubric
+                label = Label(item_id=item.id, rubric=prub.id, rubric_hash=prub.hash,
+                              source=source or PREFERENCE_SOURCE,
                               label=str(item.metadata["preferred"]))  # fmt: skip
-                if problem := rub.label_problem(label):
+                if problem := prub.label_problem(label):
                     raise UsageError(
-                        f"rubric {rub.id} cannot hold a preference ({problem}): give a pairwise "
-                        "rubric with labels a and b",
+                        f"rubric {prub.id} cannot hold a preference ({problem}): give a "
+                        "pairwise rubric with labels a and b",
                         param="rubric",
                     )
             if rub is not None and label_field is not None:

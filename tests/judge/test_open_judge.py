@@ -1,0 +1,89 @@
+"""One seam for every kind of judge: ``open_judge(config, rubric)`` gives an endpoint's, a
+replay's or a panel's judge behind one :class:`JudgeLike`; a config nested in a stage's config
+gives the stage its flags under a prefix."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import pytest
+from judge_helpers import single, verdict
+
+from tinyjudge.cascade import CascadeConfig
+from tinyjudge.commands import cascade as cascade_cmd
+from tinyjudge.commands import exploit as exploit_cmd
+from tinyjudge.commands import serve as serve_cmd
+from tinyjudge.datasets.jsonl import write_jsonl
+from tinyjudge.errors import UsageError
+from tinyjudge.exploit import ExploitConfig
+from tinyjudge.judge import Judge, JudgeConfig, JudgeLike, PanelJudge, open_judge
+from tinyjudge.records import Label
+from tinyjudge.testing import Reply
+
+
+def _says(label: str):
+    return lambda _req: Reply(verdict(label))
+
+
+def test_an_endpoint_opens_as_a_judge(serve) -> None:
+    srv = serve(_says("full_refusal"))
+    config = JudgeConfig(model="m", base_url=srv.base_url, timeout=5, max_retries=0)
+    with open_judge(config, "compliance") as judge:
+        assert isinstance(judge, Judge) and isinstance(judge, JudgeLike)
+        assert (judge.timeout, judge.max_retries) == (5, 0)
+        got = judge.run([single(0), single(1)])
+    assert [lab.label for lab in got] == ["full_refusal"] * 2
+    assert got.source == "judge:m"
+
+
+def test_a_replay_opens_for_the_items_it_is_given(tmp_path: Path) -> None:
+    items = [single(i) for i in range(3)]
+    recorded = [Label(item_id=it.id, rubric="compliance", source="judge:gpt-4",
+                      label="full_compliance") for it in items]  # fmt: skip
+    write_jsonl(tmp_path / "rec.jsonl", recorded)
+    config = JudgeConfig(replay=tmp_path / "rec.jsonl")
+    with open_judge(config, "compliance", items=items) as judge:
+        got = judge.run(items)
+    assert [lab.label for lab in got] == ["full_compliance"] * 3
+    with pytest.raises(UsageError, match=r"a replay answers for the items it is given"):
+        with open_judge(config, "compliance"):
+            pass
+
+
+def test_a_panel_opens_as_one_judge_of_its_vote(serve, tmp_path: Path) -> None:
+    urls = [serve(_says(label)).base_url for label in ("full_refusal", "full_refusal",
+                                                        "full_compliance")]  # fmt: skip
+    panel = tmp_path / "panel.yaml"
+    panel.write_text("".join(f"- {{model: m{i}, base_url: '{u}'}}\n" for i, u in enumerate(urls)))
+    with open_judge(JudgeConfig(panel=panel), "compliance") as judge:
+        assert isinstance(judge, PanelJudge) and isinstance(judge, JudgeLike)
+        got = judge.run([single(0), single(1)])
+    assert got.source == "judge:panel" and [lab.label for lab in got] == ["full_refusal"] * 2
+    assert got.summary.calls == 6 and got.summary.items == 2
+
+
+def test_no_model_is_refused_before_anything_opens() -> None:
+    with pytest.raises(UsageError, match=r"model is required"):
+        with open_judge(JudgeConfig(), "compliance"):
+            pass
+
+
+@pytest.mark.parametrize(
+    ("command", "prefix"),
+    [(cascade_cmd.command, "judge"), (exploit_cmd.command, "judge"), (serve_cmd.command, "audit")],
+    ids=["cascade", "exploit", "serve"],
+)
+def test_every_command_that_judges_takes_the_judge_flags_under_its_prefix(
+    command, prefix: str
+) -> None:
+    params = inspect.signature(command).parameters
+    for field in ("model", "base_url", "timeout", "max_retries", "replay", "local", "panel"):
+        assert f"{prefix}_{field}" in params, field
+    assert list(params[f"{prefix}_timeout"].default.param_decls) == [f"--{prefix}-timeout"]
+
+
+def test_the_nested_config_is_one_judge_config() -> None:
+    config = CascadeConfig(judge=JudgeConfig(model="m", timeout=2.0))
+    assert config.judge is not None and config.judge.timeout == 2.0
+    assert ExploitConfig().judge is None
