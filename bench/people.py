@@ -138,6 +138,7 @@ def main() -> None:
     ap.add_argument("--tier", default="linear")
     ap.add_argument("--n", type=int, nargs="+", default=[25, 100, 300])
     ap.add_argument("--draws", type=int, default=3)
+    ap.add_argument("--first-draw", type=int, default=0, help="seed of the first draw")
     ap.add_argument("--out", type=Path, default=RESULTS / "people.json")
     ap.add_argument("--png", type=Path, default=PLOT)
     ap.add_argument("--smoke", action="store_true", help="60 prompts, N=25, one draw (a test)")
@@ -151,7 +152,7 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     for n in args.n:
-        for draw in range(args.draws):
+        for draw in range(args.first_draw, args.first_draw + args.draws):
             row = {"n_target": n, **run_draw(data, args.tier, n, draw)}
             rows.append(row)
             print(
@@ -165,8 +166,8 @@ def main() -> None:
             table = summarise(rows)
             result = {
                 "dataset": "xstest", "tier": args.tier, "table": table, "draws": rows,
-                "command": "bench/people.py --tier {} --n {} --draws {}".format(
-                    args.tier, " ".join(map(str, args.n)), args.draws),
+                "command": "bench/people.py --tier {} --n {} --draws {} --first-draw {}".format(
+                    args.tier, " ".join(map(str, args.n)), args.draws, args.first_draw),
                 "machine": f"{platform.processor() or platform.machine()}, 2 shared cores",
                 "seconds": round(time.perf_counter() - t0, 1),
             }  # fmt: skip

@@ -83,6 +83,7 @@ def test_forward_runs_em_rounds_and_the_card_says_how(xs) -> None:
     assert P.shape == (5, 3) and (P > 0).all()
 
 
+@pytest.mark.slow  # the default now cross-validates four heads: about 100 s on 2 loaded cores
 def test_distill_with_people_validates_against_people(xs, tmp_path) -> None:
     labels, _ = _with_people_on(xs, 60)
     res = distill(
