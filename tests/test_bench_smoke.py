@@ -75,6 +75,10 @@ PLAN: dict[str, tuple[list[str], tuple[str, ...], str]] = {
         ("xstest",), "local_judge.json",
     ),
     "model_dir_update": (["--out", "{out}/model_dir_update.json"], (), "model_dir_update.json"),
+    "people": (
+        ["--data", "{data}/xstest", "--out", "{out}/people.json", "--png", "{out}/people.png"],
+        ("xstest",), "people.json",
+    ),
     "people_fidelity": (
         ["--data", "{data}/xstest", "--out", "{out}"], ("xstest",), "people_fidelity.json"
     ),

@@ -29,8 +29,11 @@ class PeopleMethod(NamedTuple):
 # ``auto`` resolves before training, so a card names the method it resolved to.
 PEOPLE_METHODS: dict[str, PeopleMethod] = {
     "auto": PeopleMethod(
-        f"people from {AUTO_MIN_PEOPLE} human labels, else weighted",
-        f"people, or weighted below {AUTO_MIN_PEOPLE} person-labelled items",
+        "chosen by grouped CV on people's rows (linear, probe)",
+        "people's labels the target, the judge's a proxy: judge, people, stacked or "
+        "weighted head, chosen by grouped cross-validation on people's rows and "
+        "calibrated out of fold (a tier without a linear head: people from "
+        f"{AUTO_MIN_PEOPLE} human labels, else weighted)",
     ),
     "people": PeopleMethod(
         "people's labels only",

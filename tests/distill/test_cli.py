@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -131,7 +132,10 @@ def test_distill_encoder_tier_from_the_cli(files: Path, tiny_bert: Path, tmp_pat
     }
 
 
-@pytest.mark.parametrize("method", ["people", "weighted"], ids=["people", "weighted"])
+@pytest.mark.parametrize(
+    "method", ["people", "weighted", pytest.param("auto", marks=pytest.mark.slow)],
+    ids=["people", "weighted", "auto"],
+)  # fmt: skip
 def test_distill_with_people(files: Path, tmp_path: Path, method: str) -> None:
     # the judge's and people's labels in two files, as `judge` and `import` write them
     labels = read_labels(files / "labels.jsonl")
@@ -152,6 +156,10 @@ def test_distill_with_people(files: Path, tmp_path: Path, method: str) -> None:
     assert card["human_source"] == "human:final" and card["human_method"] == method
     assert card["validation"]["n_val_people"] > 0
     assert "people (label source): `human:final`" in (tmp_path / "m" / "README.md").read_text()
+    # the default says what it chose and why: the cross-validated kappa of each candidate
+    assert (
+        re.search(r"chose \w+ by \d-fold cross-validation on people's rows", said) is not None
+    ) is (method == "auto")
 
 
 def test_distill_with_an_unknown_people_method_is_one_line(files: Path, tmp_path: Path) -> None:

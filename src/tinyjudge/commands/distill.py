@@ -187,6 +187,16 @@ def command(
         f"  learnt from {card['n_human_labels']} {human} and {card['n_judge_labels']} {source} "
         f"labels ({card['human_method']})"
     )
+    combo = card.get("combination")
+    if combo and combo.get("cv"):
+        out.print(
+            f"  chose {combo['chosen']} by {combo['folds']}-fold cross-validation on people's "
+            f"rows (temperature {combo['temperature']}); kappa with people (CV): "
+            + ", ".join(f"{name} {row['kappa']:.3f}" for name, row in combo["cv"].items()),
+            markup=False,
+        )
+    elif combo:
+        out.print(f"  chose {combo['chosen']} (too few groups to cross-validate)", markup=False)
     for who, src in (("people", human), ("judge", source)):
         if f"cohen_kappa_vs_{who}" in v:
             out.print(

@@ -67,6 +67,11 @@ class RewardModel(ClassifierMixin, BaseEstimator):
     # predict_proba keeps every probability in [PROB_FLOOR, 1 - PROB_FLOOR]: never
     # exactly 0 or 1, so a log (NLL, a calibrator, a reward) is always finite.
     PROB_FLOOR: ClassVar[float] = 1e-9
+    # A declared capability: the tier scores with a SoftLogistic ``head_`` over
+    # ``head_inputs(items)``, so distill's people combination can fit and merge heads on
+    # its features (distill/_combine.py). A new tier (a cross-encoder with a linear head)
+    # opts in by setting it and defining ``head_inputs``; no tier name is checked anywhere.
+    linear_head: ClassVar[bool] = False
 
     # -- fitting ---------------------------------------------------------------
 
@@ -367,6 +372,10 @@ class RewardModel(ClassifierMixin, BaseEstimator):
         )
 
     # -- subclass hooks --------------------------------------------------------
+
+    def head_inputs(self, items: list[Item]) -> Any:
+        """The matrix ``head_`` reads for these items (tiers with :attr:`linear_head`)."""
+        raise NotImplementedError(f"the {self.tier} tier has no linear head")
 
     def _fit(self, items: list[Item], Y: np.ndarray, sample_weight: np.ndarray) -> None:
         raise NotImplementedError

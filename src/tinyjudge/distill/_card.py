@@ -82,11 +82,30 @@ def _people_lines(card: dict[str, Any]) -> list[str]:
     method = PEOPLE_METHODS.get(card.get("human_method", ""))
     weight = card.get("human_weight") or 1
     how = method.card.format(weight=weight) if method else card.get("human_method", "?")
-    return [
+    lines = [
         f"- people (label source): `{card['human_source']}`: {card.get('n_human_labels')} "
         f"human and {card.get('n_judge_labels')} judge labels on the training items "
         f"({card.get('n_both')} with both); method `{card.get('human_method')}`: {how}",
     ]
+    combo = card.get("combination")
+    if isinstance(combo, dict) and combo.get("cv"):
+        lines += [
+            f"- chosen: `{combo['chosen']}`, the best Cohen's kappa with people in "
+            f"{combo['folds']}-fold cross-validation on people's rows grouped by "
+            f"`{card.get('group_by') or 'item'}`; temperature {combo['temperature']} "
+            "(fitted on its out-of-fold probabilities) folded into its head:",
+            "",
+            "| candidate | kappa with people (CV) | log loss (CV) |",
+            "|---|---|---|",
+            *(
+                f"| {name} | {row['kappa']:.3f} | {row['log_loss']:.3f} |"
+                for name, row in combo["cv"].items()
+            ),
+            "",
+        ]
+    elif isinstance(combo, dict):
+        lines.append(f"- chosen: `{combo.get('chosen')}` (too few groups to cross-validate)")
+    return lines
 
 
 def _references_line(names: list[str] | None) -> str:

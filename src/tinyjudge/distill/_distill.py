@@ -16,7 +16,7 @@ from tinyjudge.rubric import Rubric, load_rubric
 
 from ._base import RewardModel, batched
 from ._configs import TierConfig
-from ._data import grouped_split, training_set
+from ._data import group_keys, grouped_split, training_set
 from ._load import TIERS, tier_config
 from ._people import DEFAULT_PEOPLE_METHOD, fit_with_people, people_targets
 from ._split_checks import check_split
@@ -315,7 +315,7 @@ def _distill_with_people(
     check_split(everything.items, train, val, group_by)
     train_items = [everything.items[i] for i in train]
     pt = people_targets(train_items, labels, source, human, rubric, method, weight, raters)
-    model = fit_with_people(new_model(), pt)
+    model = fit_with_people(new_model(), pt, groups=group_keys(pt.items, group_by))
     val_items = [everything.items[i] for i in val]
     pred = dict(zip((it.id for it in val_items), model.predict(val_items), strict=True))
     validation: dict[str, Any] = {}

@@ -290,6 +290,7 @@ class LinearRM(Configured):
     tier = "linear"
     config_class = LinearConfig
     config: LinearConfig
+    linear_head = True
 
     def _fit(self, items: list[Item], Y: np.ndarray, sample_weight: np.ndarray) -> None:
         _refuse_pairwise(items, self.tier)
@@ -300,6 +301,9 @@ class LinearRM(Configured):
         self.head_ = SoftLogistic(C=c.C, balanced=c.balanced).fit(
             self.features_.transform(items), Y, sample_weight
         )
+
+    def head_inputs(self, items: list[Item]) -> sparse.csr_matrix:
+        return self.features_.transform(items)
 
     def _proba(self, items: list[Item]) -> np.ndarray:
         return self.head_.predict_proba(self.features_.transform(items))

@@ -19,10 +19,12 @@ Methods (``bench/people_fidelity.py`` compares them on XSTest):
   with the model of the previous round (the first round as ``posterior``).
 - ``dawid-skene``: soft targets from Dawid-Skene over the judge and every
   human rater source given (``raters``), each with its own confusion matrix.
-- ``auto`` (the default): ``people`` with at least :data:`AUTO_MIN_PEOPLE`
-  person-labelled items, else ``weighted``. On XSTest (``bench/people_fidelity.py``)
-  ``people`` was the best at 100, 300 and 600 labels and far the worst at 50
-  (10 prompts), where the judge's labels carry the model.
+- ``auto`` (the default): on a tier with a linear head (linear, probe), the
+  combination chosen by grouped cross-validation on people's rows among the
+  judge's head, people's, the two stacked and one weighted fit, calibrated
+  against people out of fold (:mod:`tinyjudge.distill._combine`). On another
+  tier, ``people`` with at least :data:`AUTO_MIN_PEOPLE` person-labelled items,
+  else ``weighted``.
 - ``people``: people's labels only: judge-only rows stay in with weight 0, so
   the text features (vocabulary, IDF) are fitted on every item while the head
   learns from people alone (the encoder tier leaves those rows out).
@@ -67,6 +69,8 @@ class PeopleTargets(NamedTuple):
             the items both labelled (add-half smoothing).
         method: the method that made the targets.
         n_judge, n_human, n_both: items the judge labelled, people labelled, both.
+        asked: the method asked for (``auto`` resolves to ``method`` for a tier
+            without a linear head; a tier with one combines by cross-validation).
     """
 
     items: list[Item]
@@ -79,6 +83,7 @@ class PeopleTargets(NamedTuple):
     n_judge: int
     n_human: int
     n_both: int
+    asked: str = ""
 
     def card(self) -> dict[str, Any]:
         """What the model card says about the training labels."""
@@ -207,6 +212,7 @@ def people_targets(
     both = is_human & has_judge
     if not both.any():
         raise UsageError(f"no item has both a {source!r} and a {human!r} label", param="human")
+    asked = method
     if method == "auto":
         method = "people" if is_human.sum() >= AUTO_MIN_PEOPLE else "weighted"
     C = judge_confusion(J[both], person[both])
@@ -226,7 +232,7 @@ def people_targets(
         Y = _dawid_skene(kept, labels, J, has_judge, [*(raters or [human])], names)
     return PeopleTargets(
         kept, Y, weight, is_human, J, C, method,
-        int(has_judge.sum()), int(is_human.sum()), int(both.sum()),
+        int(has_judge.sum()), int(is_human.sum()), int(both.sum()), asked,
     )  # fmt: skip
 
 
@@ -253,13 +259,20 @@ def _dawid_skene(
     return dawid_skene(vote_counts(said, ids, [judge, *raters], names)).probs
 
 
-def fit_with_people(model: Any, pt: PeopleTargets, rounds: int = 2) -> Any:
+def fit_with_people(
+    model: Any, pt: PeopleTargets, rounds: int = 2, groups: Sequence[str] | None = None
+) -> Any:
     """Fit ``model`` (any tier) on :func:`people_targets`' output; returns it.
 
-    ``forward`` runs ``rounds`` more fits after the first, each with the judge-only
-    rows' targets re-weighted by the previous model (EM for the forward-corrected
-    likelihood ``sum_h p(h | x) C[h, j]``); the other methods fit once.
+    Method ``auto`` on a tier with a linear head combines the two sources by grouped
+    cross-validation over ``groups`` (one key per item of ``pt.items``; default: each
+    item its own group), see :mod:`tinyjudge.distill._combine`. ``forward`` runs
+    ``rounds`` more fits after the first, each with the judge-only rows' targets
+    re-weighted by the previous model (EM for the forward-corrected likelihood
+    ``sum_h p(h | x) C[h, j]``); the other methods fit once.
     """
+    if pt.asked == "auto" and getattr(model, "linear_head", False):
+        return _combined(model, pt, [it.id for it in pt.items] if groups is None else groups)
     if pt.method == "people" and getattr(model, "tier", "") in ("transformer", "encoder"):
         # rows of weight 0 teach a fine-tuned transformer nothing and cost a forward pass each
         keep = np.flatnonzero(pt.weight > 0)
@@ -276,6 +289,31 @@ def fit_with_people(model: Any, pt: PeopleTargets, rounds: int = 2) -> Any:
         Y[judge_only] = post / post.sum(axis=1, keepdims=True)
         model.fit(pt.items, Y, pt.weight)
     return _card(model, pt)
+
+
+def _combined(model: Any, pt: PeopleTargets, groups: Sequence[str]) -> Any:
+    """The tier's features on every item, then the head :func:`combine_heads` chooses."""
+    from ._combine import combine_heads
+    from ._linear import SoftLogistic
+
+    if len(groups) != len(pt.items):
+        raise UsageError(
+            f"groups has {len(groups)} keys for {len(pt.items)} items; give one per item",
+            param="groups",
+        )
+    has_judge = pt.judge.sum(axis=1) > 0
+    # the judge's head on its own rows; rows only people labelled shape the features alone
+    model.fit(pt.items, np.where(has_judge[:, None], pt.judge, pt.Y), has_judge.astype(float))
+    judge_full = model.head_
+    head, combination = combine_heads(
+        model.head_inputs(pt.items), pt.Y, pt.is_human, pt.judge, groups,
+        lambda: SoftLogistic(C=judge_full.C, balanced=judge_full.balanced), judge_full,
+    )  # fmt: skip
+    model.head_ = head
+    _card(model, pt)
+    model.card_.update({"human_method": "auto", "human_weight": None})
+    model.card_["combination"] = combination.card()
+    return model
 
 
 def _card(model: Any, pt: PeopleTargets) -> Any:

@@ -52,6 +52,7 @@ class ProbeRM(Configured):
     tier = "probe"
     config_class = ProbeConfig
     config: ProbeConfig
+    linear_head = True
 
     def _encoder(self) -> FrozenEncoder:
         # Loaded on first use and shared by every thread that scores with this model.
@@ -118,6 +119,9 @@ class ProbeRM(Configured):
         super().fit(items, y, sample_weight)
         self.card_["tokens_seen"] = int(self.tokens_seen_)
         return self
+
+    def head_inputs(self, items: list[Item]) -> sparse.csr_matrix:
+        return self._features(self.views_of(items))
 
     def _proba(self, items: list[Item]) -> np.ndarray:
         return self._proba_views(self.views_of(items))
