@@ -208,9 +208,10 @@ def tier_options(tier: str, flags: dict[str, Any], pairs: list[str]) -> dict[str
     classes = list(dict.fromkeys(TIER_CONFIGS.values()))
     for name in flags:
         if name not in {f.name for f in fields(cls)}:
-            owners = " and ".join(kinds_of(classes, name))
+            kinds = kinds_of(classes, name)
+            owners = " and ".join(kinds) + (" tiers" if len(kinds) > 1 else " tier")
             raise UsageError(
-                f"{flag_of(name)} is an option of the {owners} tier, not of --tier {tier}",
+                f"{flag_of(name)} is an option of the {owners}, not of --tier {tier}",
                 param=name,
             )
     given = {**flags, **cls.from_pairs(pairs)}
