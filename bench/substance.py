@@ -217,6 +217,38 @@ def _measure(task: dict[str, Any], tier: str, args: argparse.Namespace, work: Pa
     return row
 
 
+def _pct(x: dict[str, Any] | None) -> str:
+    if not x or x.get("value") is None:
+        return "-"
+    if x.get("low") is None:
+        return f"{x['value']:.1%}"
+    return f"{x['value']:.1%} [{x['low']:.1%}, {x['high']:.1%}]"
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """The rows as a Markdown table (``--table``)."""
+    lines = [
+        "| task | tier | kappa by held-out set | transfer exploit | worst format | kept at 0.90 "
+        "/ 0.95 | train s | items/s torch (onnx-int8) | vs probe |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        kappas = ", ".join(
+            f"{k.removeprefix('kappa_')} {v:.3f}" for k, v in r.items() if k.startswith("kappa_")
+        )
+        kept = " / ".join(f"{r['cascade_kept'][t]['kept']:.0%}" for t in ("0.90", "0.95"))
+        speed = f"{r['items_per_s_torch']:.1f}"
+        if "items_per_s_onnx_int8" in r:
+            speed += f" ({r['items_per_s_onnx_int8']:.1f})"
+        ratio = r.get("speed_vs_probe_onnx_int8", r.get("speed_vs_probe_torch"))
+        lines.append(
+            f"| {r['task']} | {r['tier']} | {kappas} | {_pct(r['transfer_exploit'])} "
+            f"| {_pct(r['worst_format'])} {r['worst_format']['edit']} | {kept} "
+            f"| {r['train_seconds']:.0f} | {speed} | {'-' if ratio is None else f'{ratio:.2f}'} |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=None, help="folder holding sycon/ and xstest/")
@@ -233,7 +265,11 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=200, help="SYCON: question ids 1..N")
     ap.add_argument("--prompts", type=int, default=300, help="XSTest: a seeded sample of N")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes: the script runs, no figures")
+    ap.add_argument("--table", action="store_true", help="print the table of --out and stop")
     args = ap.parse_args()
+    if args.table:
+        print(table(json.loads(args.out.read_text())["rows"]))
+        return
     if args.smoke:
         args.max_length, args.budget, args.screen, args.speed_items = 32, 2, 10, 8
         args.questions, args.tasks, args.tiers = 6, "sycon", "linear,cross"
@@ -261,8 +297,15 @@ def main() -> None:
                         r["speed_vs_probe_onnx_int8"] = (
                             r["items_per_s_onnx_int8"] / probe["items_per_s_torch"]
                         )
+    runs = [{k: v for k, v in vars(args).items() if k not in {"data", "out"}}]
+    if args.out.exists() and not args.smoke:  # another run's tasks or tiers are kept
+        earlier = json.loads(args.out.read_text())
+        measured = {(r["task"], r["tier"]) for r in rows}
+        rows = [r for r in earlier["rows"] if (r["task"], r["tier"]) not in measured] + rows
+        runs = earlier.get("runs", []) + runs
     out = {
         "what": __doc__,
+        "runs": runs,
         "run": {
             "tasks": [{k: t[k] for k in ("name", "split", "group_by", "target")} for t in tasks],
             "tiers": args.tiers.split(","),
@@ -283,6 +326,7 @@ def main() -> None:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=2, default=str))
+    print(table(rows))
     print(f"-> {args.out}")
 
 
