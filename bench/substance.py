@@ -198,6 +198,7 @@ def _measure(task: dict[str, Any], tier: str, args: argparse.Namespace, work: Pa
     row["transfer_exploit"] = best.flip_to_target.to_dict() if best else {"value": 0.0}
     row["transfer_phrase"] = best.edit.prepend if best else None
     row["transfer_mined_from"] = f"{len(mine)} items ({found.mined_from})"
+    row["n_audited"], row["n_outside_target"] = len(audited), found.n  # a phrase can flip these
     formats = {
         e.name: flip_stats(model, audited, e, target=task["target"],
                            group_by=task["audit_groups"], n_boot=200).flip_to_target
