@@ -94,6 +94,10 @@ PLAN: dict[str, tuple[list[str], tuple[str, ...], str]] = {
         "rollout_length.json",
     ),
     "serve_load": (["--out", "{out}/serve_load.json"], (), "serve_load.json"),
+    "substance": (
+        ["--data", "{data}", "--out", "{out}/substance.json"], ("sycon", "xstest"),
+        "substance.json",
+    ),
     "step_baselines": (
         ["--data", "{data}", "--out", "{out}/step_baselines.json"], ("who_and_when",),
         "step_baselines.json",

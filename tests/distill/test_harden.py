@@ -161,10 +161,19 @@ def test_the_card_records_rounds_edits_and_validation_figures(linear_pair, tmp_p
             "bullets", "numbered_list", "heading", "bold", "spacing", "code_fence"
         }  # fmt: skip
     assert record["after"]["worst_edit_flip"] < record["before"]["worst_edit_flip"]
+    # the headline search mines the validation items; the training bank's figure is labelled
+    for when in ("before", "after"):
+        assert 0.0 <= record[when]["trained_bank_search_flip"] <= 1.0
+    assert "trained_bank_search_flip" not in record["rounds"][0]
+    assert record["search_banks"]["best_search_flip"].startswith(
+        "phrases mined from the validation items (held out, grouped by metadata.prompt_id)"
+    )
+    assert "not a transfer figure" in record["search_banks"]["trained_bank_search_flip"]
     hard.model.save(tmp_path / "rm")
     saved = check_model_dir(tmp_path / "rm")["card"]["harden"]
     assert saved["rounds"] == record["rounds"]
-    assert "## Hardening" in (tmp_path / "rm" / "README.md").read_text()
+    card = (tmp_path / "rm" / "README.md").read_text()
+    assert "## Hardening" in card and "| phrase mined from the training items, flip rate |" in card
 
 
 def test_harden_with_people_labels_is_refused(xs: Imported, halves) -> None:

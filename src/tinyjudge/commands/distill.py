@@ -9,7 +9,13 @@ from typing import Any
 import typer
 
 from tinyjudge._people_methods import DEFAULT_PEOPLE_METHOD, PEOPLE_METHODS
-from tinyjudge.distill import LinearConfig, ProbeConfig, TierConfig, TransformerConfig
+from tinyjudge.distill import (
+    CrossConfig,
+    LinearConfig,
+    ProbeConfig,
+    TierConfig,
+    TransformerConfig,
+)
 from tinyjudge.errors import UsageError
 from tinyjudge.exploit import HardenConfig
 
@@ -25,6 +31,7 @@ TIER_CONFIGS: dict[str, type[TierConfig]] = {
     "probe": ProbeConfig,
     "transformer": TransformerConfig,
     "encoder": TransformerConfig,
+    "cross": CrossConfig,
 }
 
 _HUMAN_METHODS_HELP = (
@@ -34,7 +41,7 @@ _HUMAN_METHODS_HELP = (
 
 
 @config_flags(HardenConfig, skip=("harden",))
-@kind_flags([LinearConfig, ProbeConfig, TransformerConfig])
+@kind_flags([LinearConfig, ProbeConfig, TransformerConfig, CrossConfig])
 def command(
     items: Path = typer.Argument(..., help="items.jsonl"),
     labels: list[Path] = typer.Argument(
@@ -49,7 +56,8 @@ def command(
     tier: str = typer.Option(
         "linear",
         "--tier",
-        help="linear | probe | transformer (any encoder or decoder: --base)",
+        help="linear | probe | transformer (any encoder or decoder: --base) | cross "
+        "(an encoder reading the references and the request beside the answer)",
     ),
     group_by: str = typer.Option(None, "--group-by", help="split key, e.g. metadata.prompt_id"),
     val_fraction: float = typer.Option(0.2, "--val-fraction", help="share held out"),
@@ -222,9 +230,10 @@ def tier_options(tier: str, flags: dict[str, Any], pairs: list[str]) -> dict[str
     classes = list(dict.fromkeys(TIER_CONFIGS.values()))
     for name in flags:
         if name not in {f.name for f in fields(cls)}:
-            owners = " and ".join(kinds_of(classes, name))
+            kinds = kinds_of(classes, name)
+            owners = " and ".join(kinds) + (" tiers" if len(kinds) > 1 else " tier")
             raise UsageError(
-                f"{flag_of(name)} is an option of the {owners} tier, not of --tier {tier}",
+                f"{flag_of(name)} is an option of the {owners}, not of --tier {tier}",
                 param=name,
             )
     given = {**flags, **cls.from_pairs(pairs)}
@@ -248,5 +257,11 @@ def _print_harden(record: dict[str, Any] | None) -> None:
         f"  hardened in {len(record['rounds']) - 1} round(s) toward {record['target']}: "
         f"best searched phrase {b['best_search_flip']:.1%} -> {a['best_search_flip']:.1%}, "
         f"worst format edit {b['worst_format_flip']:.1%} -> {a['worst_format_flip']:.1%} "
-        "of validation items flipped"
+        "of validation items flipped (phrases mined from the validation items)"
     )
+    if "trained_bank_search_flip" in a:
+        out.print(
+            f"  on phrases mined from the training items (the bank it trained against): "
+            f"{b.get('trained_bank_search_flip', float('nan')):.1%} -> "
+            f"{a['trained_bank_search_flip']:.1%}"
+        )

@@ -15,10 +15,18 @@ from tinyjudge._faces import callable_package, lazy_names
 
 # The tiers' configs are light (no scikit-learn, no torch): the CLI derives its flags
 # from them when it starts. The rest loads on first use (PEP 562).
-from ._configs import EnsembleConfig, LinearConfig, ProbeConfig, TierConfig, TransformerConfig
+from ._configs import (
+    CrossConfig,
+    EnsembleConfig,
+    LinearConfig,
+    ProbeConfig,
+    TierConfig,
+    TransformerConfig,
+)
 
 if TYPE_CHECKING:
     from ._base import RewardModel
+    from ._cross import CrossRM
     from ._data import (
         TrainingSet,
         find_group_key,
@@ -41,6 +49,7 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "RewardModel": "._base",
+    "CrossRM": "._cross",
     **dict.fromkeys(
         ["TrainingSet", "find_group_key", "group_keys", "grouped_split", "own_verdicts",
          "training_set"], "._data",
@@ -72,6 +81,8 @@ __all__ = [
     "ProbeRM",
     "TransformerRM",
     "TransformerConfig",
+    "CrossRM",
+    "CrossConfig",
     "LinearConfig",
     "ProbeConfig",
     "EnsembleConfig",

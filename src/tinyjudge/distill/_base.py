@@ -82,7 +82,19 @@ class RewardModel(ClassifierMixin, BaseEstimator):
 
     def views_of(self, items: Sequence[Item]) -> list[View]:
         """The (context, response) text this model reads of each single item."""
-        return [item_views(it, self.view, self.rubric)[0] for it in items]
+        return [self.item_views(it)[0] for it in items]
+
+    def item_views(self, item: Item) -> list[View]:
+        """What this model reads of one item: one view, or two (``a``, ``b``) for a pair.
+
+        The rubric's view (:func:`~tinyjudge.distill.item_views`); a tier that reads
+        items another way (the cross tier) says so here and in :meth:`answer_views`.
+        """
+        return item_views(item, self.view, self.rubric)
+
+    def answer_views(self, item: Item) -> list[View]:
+        """One view per answer of the item, as ``combine: worst_answer`` scores them."""
+        return answer_views(item, self.view, self.rubric)
 
     def fit(
         self,
@@ -208,9 +220,7 @@ class RewardModel(ClassifierMixin, BaseEstimator):
         index: dict[View, int] = {}
         rows: list[list[int]] = []
         for it in items:
-            rows.append(
-                [index.setdefault(v, len(index)) for v in answer_views(it, self.view, self.rubric)]
-            )
+            rows.append([index.setdefault(v, len(index)) for v in self.answer_views(it)])
         views = list(index)
         # In batches: the features of a long rollout's answers are never all held at once.
         P = np.concatenate(

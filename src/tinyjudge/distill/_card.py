@@ -140,8 +140,17 @@ def _harden_lines(card: dict[str, Any]) -> list[str]:
             ("best_search_flip", "best searched phrase, flip rate"),
             ("worst_format_flip", "worst format edit, flip rate"),
             ("worst_edit_flip", "worst label-preserving edit, flip rate"),
+            ("trained_bank_search_flip", "phrase mined from the training items, flip rate"),
         ):
-            lines.append(f"| {name} | {_pct(before.get(key))} | {_pct(after.get(key))} |")
+            if key in before or key in after:
+                lines.append(f"| {name} | {_pct(before.get(key))} | {_pct(after.get(key))} |")
+        banks = h.get("search_banks")
+        if banks:
+            lines += [
+                "",
+                f"The searched phrase: {banks['best_search_flip']}. The last row: "
+                f"{banks['trained_bank_search_flip']}.",
+            ]
     ens = card.get("ensemble")
     if ens:
         lines += [

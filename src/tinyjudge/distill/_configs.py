@@ -2,7 +2,7 @@
 
 Each tier's options are the fields of a :class:`TierConfig` subclass
 (:class:`LinearConfig`, :class:`ProbeConfig`, :class:`TransformerConfig`,
-:class:`EnsembleConfig`), declared once with :func:`~tinyjudge.config.option`:
+:class:`CrossConfig`, :class:`EnsembleConfig`), declared once with :func:`~tinyjudge.config.option`:
 ``distill(items, labels, config=LinearConfig(C=0.5))`` takes one, the models
 take one (``LinearRM(rubric, config=...)``, or its fields as keyword options),
 and the command line derives its flags from the same fields (``--lora-r 16``).
@@ -40,6 +40,7 @@ __all__ = [
     "LinearConfig",
     "ProbeConfig",
     "TransformerConfig",
+    "CrossConfig",
     "EnsembleConfig",
     "Precision",
     "Runtime",
@@ -285,6 +286,52 @@ class TransformerConfig(TierConfig):
     lora_target_modules: list[str] | None = option(
         None, "modules given adapters (unset: the attention projections)"
     )
+
+
+@dataclass
+class CrossConfig(TransformerConfig):
+    """The cross tier: an encoder fine-tuned over (references and request, answer) pairs.
+
+    Every :class:`TransformerConfig` option, and how training takes the answer's
+    surface away from the label. ``reference_labels`` reads each item's
+    references as answers of a label (``correct_information=holds``: text that
+    asserts the correction holds), one example per distinct item context that no
+    answering model wrote; ``request_label`` does the same with the user's own
+    request (a push-back asserts the premise). ``counterfactual`` copies that
+    share of the training answers with the opening of an answer of another label
+    put in front, the label kept, so no opening tells the labels apart.
+    """
+
+    tier: ClassVar[str] = "cross"
+
+    reference_labels: list[str] | None = option(
+        None,
+        "references read as answers of a label, NAME=LABEL (e.g. correct_information=holds)",
+    )
+    request_label: str | None = option(
+        None, "the label of the user's request read as an answer (a push-back: the negative)"
+    )
+    counterfactual: float = option(
+        0.5,
+        "share of training answers copied with another label's opening in front",
+        low=0,
+        high=1,
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        bad = [p for p in self.reference_labels or [] if p.count("=") != 1 or p.startswith("=")]
+        if bad or any(p.endswith("=") for p in self.reference_labels or []):
+            raise UsageError(
+                f"reference_labels expects NAME=LABEL pairs, got {bad or self.reference_labels!r} "
+                "(e.g. correct_information=holds,false_premise=caves)",
+                param="reference_labels",
+            )
+
+    @property
+    def reference_label_map(self) -> dict[str, str]:
+        """``reference_labels`` as ``{reference name: label}``."""
+        return dict(p.split("=", 1) for p in self.reference_labels or [])  # type: ignore[misc]
 
 
 @dataclass

@@ -16,6 +16,7 @@ from tinyjudge.rubric import Rubric, load_rubric
 from ._base import RewardModel
 from ._configs import TierConfig
 from ._configured import Configured
+from ._cross import CrossRM
 from ._ensemble import EnsembleRM
 from ._linear import LinearRM
 from ._probe import ProbeRM
@@ -30,6 +31,7 @@ TIERS: dict[str, type[Configured]] = {
     "probe": ProbeRM,
     "transformer": TransformerRM,
     "encoder": EncoderRM,  # the transformer tier's first name, for saved directories
+    "cross": CrossRM,  # the transformer tier over (references and request, answer) pairs
     "ensemble": EnsembleRM,  # K members of one tier (distill's ensemble option)
 }
 EnsembleRM.member_tiers = TIERS
@@ -42,9 +44,10 @@ def tier_config(
 
     A ``config`` given is used as it is, with ``options`` over it. Without one,
     the options sit over the rubric's ``reward_model.params[tier]`` (for the
-    transformer tier also those under its first name, ``encoder``; its own name
-    wins), over the tier's defaults. A list option also takes a comma-separated
-    string (``lora_target_modules="q_proj,v_proj"``).
+    transformer tier also those under its first name, ``encoder``; for the cross
+    tier also the transformer tier's; its own name wins), over the tier's defaults.
+    A list option also takes a comma-separated string
+    (``lora_target_modules="q_proj,v_proj"``).
 
     Raises:
         UsageError: an unknown tier (``param`` ``tier``), a config of another
@@ -64,8 +67,9 @@ def tier_config(
             )
         return cls.options(config, **options)
     rubric = load_rubric(rubric)
-    model = TIERS[tier]
-    aliases = [t for t, c in TIERS.items() if issubclass(c, model) or issubclass(model, c)]
+    # The tiers whose params this one reads: those its config extends (the cross tier reads
+    # the transformer tier's), never one whose config has options this one lacks.
+    aliases = [t for t, c in TIERS.items() if issubclass(cls, c.config_class)]
     return cls.over_rubric(rubric, sorted(aliases, key=lambda t: t == tier), **options)
 
 

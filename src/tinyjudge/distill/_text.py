@@ -28,6 +28,7 @@ __all__ = [
     "as_pair",
     "answer_prefixes",
     "answer_views",
+    "request_views",
     "opening",
 ]
 
@@ -253,6 +254,45 @@ def answer_views(item: Item, view: str = "window", rubric: Rubric | None = None)
     r = _Rendered(item.messages, CONTEXT_CHARS)
     stops = [*_answer_cuts(item.messages), len(item.messages)]
     return [_single(r, stop, view, refs) for stop in stops]
+
+
+def _request_view(r: _Rendered, stop: int, refs: str) -> View:
+    """The reply after the last request before ``stop``, with that request alone as context."""
+    msgs = r.messages
+    last_user = _last_user(msgs, stop)
+    if last_user == stop - 1 or last_user < 0:
+        return _split(r, stop)._replace(references=refs)  # no reply after a request
+    return View(r[last_user], _response(r, last_user + 1, stop), "end", refs)
+
+
+def request_views(item: Item, rubric: Rubric, every_answer: bool = False) -> list[View]:
+    """What the cross tier reads: the references and the request, then the reply.
+
+    The first segment is what a judge compares the reply with: the rubric's
+    references for the item (whatever its ``reward_model.references`` says) and
+    the request the reply answers, the last user turn before it (for a push-back
+    dialogue, the user's latest push-back; for a single turn, the prompt). A pair
+    gives its two sides over the same first segment.
+
+    Args:
+        item: the item.
+        rubric: the model's rubric (its references).
+        every_answer: one view per answer of the dialogue (:func:`answer_prefixes`'s
+            cuts), as ``combine: worst_answer`` scores them; else the last reply's alone.
+    """
+    refs = rubric.reference_text(item)
+    if item.is_pairwise:
+        ctx = canonical_messages(item.context or [])
+        last = _last_user(ctx, len(ctx))
+        request = _render(ctx[last]) if last >= 0 else ""
+        return [
+            View(request, render_messages(canonical_messages(side or [])), "end", refs)
+            for side in (item.response_a, item.response_b)
+        ]
+    msgs = canonical_messages(item.messages)
+    r = _Rendered(msgs, CONTEXT_CHARS)
+    stops = [*_answer_cuts(msgs), len(msgs)] if every_answer else [len(msgs)]
+    return [_request_view(r, stop, refs) for stop in stops]
 
 
 def opening(text: str, n_chars: int = 300) -> str:

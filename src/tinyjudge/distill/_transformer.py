@@ -26,7 +26,7 @@ from ._base import class_balance, model_rubric
 from ._configs import TransformerConfig
 from ._configured import Configured
 from ._shapes import padded_batch
-from ._text import View, as_pair, item_views
+from ._text import View, as_pair
 from .hf import (
     ADAPTER_CONFIG,
     SAFE_LOAD,
@@ -199,7 +199,7 @@ class TransformerRM(Configured):
             raise UsageError(
                 "every pair is a tie: a Bradley-Terry model needs preferences", param="y"
             )
-        views = [item_views(items[i], self.view, self.rubric) for i in keep]
+        views = [self.item_views(items[i]) for i in keep]
         chosen = [v[0] if Y[i, ia] > Y[i, ib] else v[1] for v, i in zip(views, keep, strict=True)]
         rejected = [v[1] if Y[i, ia] > Y[i, ib] else v[0] for v, i in zip(views, keep, strict=True)]
         # One encoding, chosen then rejected: one forward pass per step (as DDP needs).
@@ -288,7 +288,7 @@ class TransformerRM(Configured):
                 "pairs; score_items gives each single rollout its reward (reward_labels)",
                 param="items",
             )
-        views = [v for it in items for v in item_views(it, self.view, self.rubric)]
+        views = [v for it in items for v in self.item_views(it)]
         r = self.logits(views)[:, 0].astype(np.float64)
         p_a = 1.0 / (1.0 + np.exp(-(r[0::2] - r[1::2])))
         # A Bradley-Terry model has no tie: its mass stays 0.
@@ -309,7 +309,7 @@ class TransformerRM(Configured):
         model saved before the card had it uses ``r_ref = 0``. ``label`` and
         ``probs`` are left empty: ``a``, ``b`` and ``tie`` are verdicts on pairs.
         """
-        views = [item_views(as_pair(it), self.view, self.rubric)[0] for it in items]
+        views = [self.item_views(as_pair(it))[0] for it in items]
         r = self.logits(views)[:, 0].astype(np.float64)
         ref = float(getattr(self, "card_", {}).get("reward_reference", 0.0))
         score = 1.0 / (1.0 + np.exp(-(r - ref)))
