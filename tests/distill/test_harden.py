@@ -28,7 +28,13 @@ from tinyjudge.distill import (
 )
 from tinyjudge.errors import UsageError
 from tinyjudge.exploit import Edit, HardenConfig, apply_edit, builtin_edits, flip_stats
-from tinyjudge.exploit._harden import augment, harden_target, master_key_label, spread_phrases
+from tinyjudge.exploit._harden import (
+    augment,
+    harden_target,
+    master_key_label,
+    spread_phrases,
+    worse_edits,
+)
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import load_rubric
 
@@ -169,6 +175,13 @@ def test_the_card_records_rounds_edits_and_validation_figures(linear_pair, tmp_p
         "phrases mined from the validation items (held out, grouped by metadata.prompt_id)"
     )
     assert "not a transfer figure" in record["search_banks"]["trained_bank_search_flip"]
+    # every edit's validation figure, and the ones hardening made worse named with both
+    before, after = record["before"]["edit_flips"], record["after"]["edit_flips"]
+    assert set(before) == set(after) and record["before"]["worst_edit_edit"] in before
+    assert record["worse_edits"] == {
+        n: [before[n], after[n]] for n in sorted(after, key=lambda n: before[n] - after[n])
+        if after[n] > before[n]
+    }  # fmt: skip
     hard.model.save(tmp_path / "rm")
     saved = check_model_dir(tmp_path / "rm")["card"]["harden"]
     assert saved["rounds"] == record["rounds"]
@@ -225,3 +238,18 @@ def test_distill_harden_on_the_command_line(xs: Imported, halves, tmp_path: Path
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
     assert "--harden-bound must be a finite number in [0, 1], got 2" in bad.stderr
     assert list(read_jsonl(tmp_path / "items.jsonl", Item))  # inputs untouched
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "worse"),
+    [
+        ({"heading": 0.033, "padding": 0.0}, {"heading": 0.105, "padding": 0.123},
+         {"padding": [0.0, 0.123], "heading": [0.033, 0.105]}),
+        ({"bold": 0.2}, {"bold": 0.1}, {}),
+        ({"bold": 0.2}, {"bold": 0.2, "new_edit": 0.5}, {}),
+    ],
+    ids=["two-rose-worst-first", "fell", "unchanged-and-unmeasured-before"],
+)  # fmt: skip
+def test_worse_edits_names_each_rise_worst_first(before, after, worse) -> None:
+    got = worse_edits({"edit_flips": before}, {"edit_flips": after})
+    assert got == worse and list(got) == list(worse)

@@ -259,6 +259,13 @@ def _print_harden(record: dict[str, Any] | None) -> None:
         f"worst format edit {b['worst_format_flip']:.1%} -> {a['worst_format_flip']:.1%} "
         "of validation items flipped (phrases mined from the validation items)"
     )
+    worse = record.get("worse_edits") or {}
+    if worse:
+        out.print(
+            f"  worse after hardening on the validation items ({len(worse)} edit(s)): "
+            + ", ".join(f"{name} {b_:.1%} -> {a_:.1%}" for name, (b_, a_) in worse.items()),
+            markup=False,  # edit names are a user's or the search's text
+        )
     if "trained_bank_search_flip" in a:
         out.print(
             f"  on phrases mined from the training items (the bank it trained against): "
