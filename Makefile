@@ -63,7 +63,7 @@ test: $(VENV)/.installed-dev browser
 	$(BIN)/python -m pytest -q
 
 # The quick tier: the same, less the tests marked slow (notebooks, bench runs, training, Ray,
-# CLI chains over real data), which take about 7 of make test's 22 minutes here (README).
+# CLI chains over real data); make test took 34 minutes here at the last count (README).
 test-quick: $(VENV)/.installed-dev browser
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy src
