@@ -33,8 +33,8 @@ from tinyjudge.exploit._harden import (
     harden_target,
     master_key_label,
     spread_phrases,
-    worse_edits,
 )
+from tinyjudge.exploit._validation import worse_edits
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import load_rubric
 
