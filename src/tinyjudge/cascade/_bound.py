@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from scipy.special import betaincinv
 
-from ._cluster import cluster_count, df_shrink, korn_graubard_lower, one_per_group
+from ._binomial import clopper_pearson, clopper_pearson_lower
+from ._cluster import cluster_count, df_shrink, one_per_group
 
 __all__ = [
     "clopper_pearson_lower",
@@ -43,36 +43,6 @@ __all__ = [
     "ThresholdChoice",
     "choose_threshold",
 ]
-
-
-def clopper_pearson_lower(k: int, n: int, delta: float) -> float:
-    """The exact one-sided lower confidence bound of a binomial proportion.
-
-    The ``p`` at which ``P(Binomial(n, p) >= k) = delta``: the ``delta``
-    quantile of ``Beta(k, n - k + 1)``; 0 when ``k = 0``.
-
-    Args:
-        k: successes (agreements).
-        n: trials (items).
-        delta: the error rate of the bound (its level is ``1 - delta``).
-
-    >>> round(clopper_pearson_lower(10, 10, 0.1), 4)  # all agree: delta ** (1 / n)
-    0.7943
-    >>> round(clopper_pearson_lower(9, 10, 0.025), 4)  # the textbook 95% CI of 9/10
-    0.555
-    """
-    if n <= 0 or k <= 0:
-        return 0.0
-    return float(betaincinv(k, n - k + 1, delta))
-
-
-def clopper_pearson(k: int, n: int, delta: float) -> tuple[float, float]:
-    """The exact two-sided ``1 - delta`` interval ``(low, high)`` of ``k / n``."""
-    if n <= 0:
-        return (math.nan, math.nan)
-    low = clopper_pearson_lower(k, n, delta / 2)
-    high = 1.0 - clopper_pearson_lower(n - k, n, delta / 2)
-    return (low, high)
 
 
 # the bound a threshold is tested with: items independent, groups (Korn-Graubard), or
@@ -275,7 +245,7 @@ def choose_threshold(
             kg = np.bincount(codes[kept], weights=hit[kept], minlength=n_groups)
             ng = np.bincount(codes[kept], minlength=n_groups)
             c = cluster_count(kg, ng, delta)
-            lower, n_eff, spans = korn_graubard_lower(kg, ng, delta), c.n_eff, c.groups
+            lower, n_eff, spans = c.lower(delta), c.n_eff, c.groups
         else:
             lower, n_eff, spans = clopper_pearson_lower(k, nk, delta), float(nk), nk
         passed = lower >= target

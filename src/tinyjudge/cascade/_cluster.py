@@ -16,9 +16,10 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy.special import betaincinv
 from scipy.stats import norm
 from scipy.stats import t as student_t
+
+from ._binomial import clopper_pearson, clopper_pearson_lower
 
 __all__ = [
     "ClusterCount",
@@ -48,6 +49,10 @@ class ClusterCount(NamedTuple):
     groups: int
     deff: float
     n_eff: float
+
+    def lower(self, delta: float) -> float:
+        """The exact one-sided lower bound at the effective sample size (0 when none agree)."""
+        return clopper_pearson_lower(self.agreement * self.n_eff, self.n_eff, delta)
 
 
 def cluster_count(k: Any, n: Any, delta: float) -> ClusterCount:
@@ -132,14 +137,11 @@ def korn_graubard_lower(k: Any, n: Any, delta: float) -> float:
     (100.0, 17.7)
     >>> round(korn_graubard_lower([5] * 19 + [0], [5] * 20, 0.1), 4)
     0.8061
+    >>> from scipy.special import betaincinv
     >>> float(betaincinv(0.95 * c.n_eff, 0.05 * c.n_eff + 1, 0.1)).__round__(4)
     0.8061
     """
-    c = cluster_count(k, n, delta)
-    if c.n == 0 or c.agreement <= 0.0:
-        return 0.0
-    a = c.agreement * c.n_eff
-    return float(betaincinv(a, c.n_eff - a + 1.0, delta))
+    return cluster_count(k, n, delta).lower(delta)
 
 
 def korn_graubard(k: Any, n: Any, delta: float) -> tuple[float, float]:
@@ -150,13 +152,7 @@ def korn_graubard(k: Any, n: Any, delta: float) -> tuple[float, float]:
     (0.764, 0.998)
     """
     c = cluster_count(k, n, delta / 2)
-    if c.n == 0:
-        return (math.nan, math.nan)
-    a = c.agreement * c.n_eff
-    low = float(betaincinv(a, c.n_eff - a + 1.0, delta / 2)) if a > 0 else 0.0
-    b = c.n_eff - a
-    high = 1.0 - float(betaincinv(b, a + 1.0, delta / 2)) if b > 0 else 1.0
-    return (low, high)
+    return clopper_pearson(c.agreement * c.n_eff, c.n_eff, delta)
 
 
 def one_per_group(groups: Any, seed: int = 0) -> np.ndarray:
