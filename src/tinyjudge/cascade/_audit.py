@@ -28,15 +28,13 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from tinyjudge.errors import UsageError
 from tinyjudge.judge import JudgeConfig, JudgeLike
 from tinyjudge.records import Item, Label
 from tinyjudge.results import Interval
 
 from ._bound import clopper_pearson
-from ._cluster import korn_graubard
+from ._cluster import korn_graubard_items
 
 __all__ = ["AuditSampler", "AuditState", "audit_sampler", "card_agreement"]
 
@@ -293,10 +291,7 @@ class AuditSampler:
         k, n = sum(hits), len(hits)
         names = sorted(set(groups))
         if n and len(names) < n:  # judged items share groups: the interval over groups
-            index = {g: j for j, g in enumerate(names)}
-            codes = [index[g] for g in groups]
-            kg = np.bincount(codes, weights=np.asarray(hits, dtype=float), minlength=len(names))
-            low, high = korn_graubard(kg, np.bincount(codes, minlength=len(names)), self.delta)
+            low, high = korn_graubard_items(hits, groups, self.delta)
             agreement = Interval(k / n, low, high)
         elif n:
             low, high = clopper_pearson(k, n, self.delta)

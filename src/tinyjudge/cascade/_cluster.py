@@ -26,6 +26,7 @@ __all__ = [
     "cluster_count",
     "korn_graubard_lower",
     "korn_graubard",
+    "korn_graubard_items",
     "one_per_group",
     "df_shrink",
 ]
@@ -153,6 +154,21 @@ def korn_graubard(k: Any, n: Any, delta: float) -> tuple[float, float]:
     """
     c = cluster_count(k, n, delta / 2)
     return clopper_pearson(c.agreement * c.n_eff, c.n_eff, delta)
+
+
+def korn_graubard_items(agree: Any, groups: Any, delta: float) -> tuple[float, float]:
+    """:func:`korn_graubard` from one agreement (0/1) and one group key per item.
+
+    Twenty groups of five, the last all in disagreement (as :func:`korn_graubard`'s example):
+
+    >>> keys = [f"g{i // 5}" for i in range(100)]
+    >>> by_group = korn_graubard([5] * 19 + [0], [5] * 20, 0.1)
+    >>> korn_graubard_items([1] * 95 + [0] * 5, keys, 0.1) == by_group
+    True
+    """
+    names, codes = np.unique(np.asarray(groups, dtype=object).astype(str), return_inverse=True)
+    k = np.bincount(codes, weights=np.asarray(agree, dtype=float), minlength=len(names))
+    return korn_graubard(k, np.bincount(codes, minlength=len(names)), delta)
 
 
 def one_per_group(groups: Any, seed: int = 0) -> np.ndarray:

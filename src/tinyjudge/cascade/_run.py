@@ -17,7 +17,7 @@ from tinyjudge.records import Item, Label, index_labels
 from tinyjudge.results import Interval
 
 from ._bound import ThresholdChoice, choose_threshold, clopper_pearson
-from ._cluster import korn_graubard
+from ._cluster import korn_graubard_items
 from ._result import CascadeConfig, CascadeResult, StageResult
 
 if TYPE_CHECKING:
@@ -57,9 +57,7 @@ def _stage(
     kept = confidence >= chosen.threshold
     if choice.bound == "cluster" and groups is not None:
         keys = np.asarray(groups, dtype=object)[kept]
-        names, codes = np.unique(keys.astype(str), return_inverse=True)
-        k = np.bincount(codes, weights=agree[kept], minlength=len(names))
-        low, high = korn_graubard(k, np.bincount(codes, minlength=len(names)), delta)
+        low, high = korn_graubard_items(agree[kept], keys, delta)
     else:  # the items the test read (one per group under the exact bound)
         low, high = clopper_pearson(chosen.agree, chosen.n, delta)
     return choice, Interval(chosen.agreement, low, high), chosen.lower
