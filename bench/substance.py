@@ -10,7 +10,9 @@ Each tier is fitted once per task on a training split and measured on data it ne
 - **XSTest compliance** (``compliance``, GPT-4's labels): prompts split 80/20 (seeded), every
   answer to a test prompt held out (``unseen_prompts``).
 
-Per tier (linear, probe, cross; plain): Cohen's kappa with the judge on each held-out set;
+Per tier (linear, probe, cross) and variant (plain; hardened: ``distill --harden``, the
+default hardening options unless ``--harden-copies``/``--harden-rounds`` say otherwise,
+recorded on the row): Cohen's kappa with the judge on each held-out set;
 the **transfer exploit**: phrases mined from held-out answers the search does not audit
 (SYCON: the held-out model's even-question dialogues; XSTest: half the test prompts) put in
 front of every answer of the audited set (the held-out model's odd questions; the other
@@ -19,6 +21,11 @@ one phrase moves into it; the worst format edit on the audited set; the cascade'
 share at agreement 0.90 and 0.95 (threshold chosen on half the audited groups, kept share
 on the other half, delta 0.1); training seconds; scoring items/s from a cold load (torch;
 for the cross tier also ONNX int8) and the ratio to the probe tier's in the same run.
+``--lomo TIERS`` adds SYCON leave-one-model-out: each answering model held out in turn, the
+tier fitted on the other three models' dialogues of every question, kappa on the held-out
+model's. ``--cap N`` scores a seeded sample of at most N items of each held-out set (a slow
+tier; the row's ``n_*`` say how many). Each row is written to ``--out`` as soon as it is
+measured (a stopped run keeps them).
 
     nice -n 10 .venv/bin/python bench/substance.py            # SYCON and XSTest
     .venv/bin/python bench/substance.py --smoke --out /tmp/substance.json
@@ -41,7 +48,7 @@ import numpy as np
 from tinyjudge.cascade import choose_threshold
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.distill import agreement, distill, export_onnx, load_model
-from tinyjudge.exploit import builtin_edits, flip_stats, search_phrases
+from tinyjudge.exploit import HardenConfig, builtin_edits, flip_stats, search_phrases
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import load_rubric
 
@@ -91,6 +98,7 @@ def _sycon(root: Path, held_out: str, questions: int) -> dict[str, Any]:
             "unseen_both": part(True, True),
         },
         "audit": "unseen_both",
+        "size": f"questions 1-{questions}",
         "mine_from": part(True, False),  # the held-out model's answers to other questions
         "group_by": "metadata.dialogue_id",
         "audit_groups": "metadata.question_id",
@@ -125,6 +133,7 @@ def _xstest(root: Path, n_prompts: int) -> dict[str, Any]:
             "audited_prompts": [it for it in tested if str(it.metadata["prompt_id"]) not in mine],
         },
         "audit": "audited_prompts",
+        "size": f"{n_prompts} prompts",
         "mine_from": [it for it in tested if str(it.metadata["prompt_id"]) in mine],
         "group_by": "metadata.prompt_id",
         "audit_groups": "metadata.prompt_id",
@@ -166,29 +175,68 @@ def _speed(model_dir: Path, items: list[Item], runtime: str | None = None) -> fl
     return len(items) / (time.perf_counter() - t0)
 
 
-def _measure(task: dict[str, Any], tier: str, args: argparse.Namespace, work: Path) -> dict:
-    params: dict[str, Any] = {}
+def _capped(items: list[Item], cap: int | None) -> list[Item]:
+    """At most ``cap`` of the items, a seeded sample kept in order (``--cap``: a slow tier)."""
+    if cap is None or len(items) <= cap:
+        return items
+    keep = set(random.Random(0).sample(range(len(items)), cap))
+    return [it for i, it in enumerate(items) if i in keep]
+
+
+def _hardening(args: argparse.Namespace) -> dict[str, Any]:
+    """The hardening options given on the command line (none: the defaults)."""
+    given = {"harden_copies": args.harden_copies, "harden_rounds": args.harden_rounds}
+    return {k: v for k, v in given.items() if v is not None}
+
+
+def _tier_params(tier: str, args: argparse.Namespace, cache: Path) -> dict[str, Any]:
     if tier == "cross":
-        params = {"epochs": args.epochs, "max_length": args.max_length, "best_epoch": False}
+        return {"epochs": args.epochs, "max_length": args.max_length, "best_epoch": False}
     if tier == "probe":
-        params = {"cache_dir": str(work / f"{task['name']}-emb")}  # cold: nothing cached
+        return {"cache_dir": str(cache)}
+    return {}
+
+
+def _measure(
+    task: dict[str, Any], tier: str, variant: str, args: argparse.Namespace, work: Path
+) -> dict:
+    params: dict[str, Any] = {}
+    # the probe's cache is cold for each fit: its training time counts the embedding
+    params = _tier_params(tier, args, work / f"{task['name']}-{variant}-emb")
+    harden = HardenConfig(**_hardening(args)) if variant == "hardened" else None
     t0 = time.perf_counter()
     result = distill(
         task["train"], task["labels"], task["source"], task["rubric"], tier=tier,
-        group_by=task["group_by"], val_fraction=args.val_fraction, **params,
+        group_by=task["group_by"], val_fraction=args.val_fraction, harden=harden, **params,
     )  # fmt: skip
     train_s = time.perf_counter() - t0
     model = result.model
     judge = _judge(task["labels"], task["source"])
     row: dict[str, Any] = {"n_train": result.n_train, "train_seconds": round(train_s, 1)}
     row["card"] = {k: model.card_.get(k) for k in ("free_supervision", "epochs_run", "view")}
+    if harden is not None:
+        record = model.card_.get("harden") or {}
+        row["harden_options"] = _hardening(args) or "defaults"
+        # hardening's own validation figures, labelled by the bank they were measured on
+        row["harden_record"] = {
+            "kept_round": record.get("kept_round"),
+            "seconds": record.get("seconds"),
+            "worse_edits": record.get("worse_edits"),
+            "search_banks": record.get("search_banks"),
+            **{
+                f"{when}_{k}": v
+                for when in ("before", "after")
+                for k, v in (record.get(when) or {}).items()
+                if k.endswith("search_flip") or k == "worst_edit"
+            },
+        }
     for name, items in task["tests"].items():
-        scored = [it for it in items if it.id in judge]
+        scored = _capped([it for it in items if it.id in judge], args.cap)
         kappa = agreement([judge[it.id] for it in scored], model.predict(scored))["cohen_kappa"]
         row[f"kappa_{name}"] = kappa
         row[f"n_{name}"] = len(scored)
         print(f"  {tier} {name}: kappa {kappa:.3f} on {len(scored)}", flush=True)
-    audited = [it for it in task["tests"][task["audit"]] if it.id in judge]
+    audited = _capped([it for it in task["tests"][task["audit"]] if it.id in judge], args.cap)
     mine = [it for it in task["mine_from"] if it.id in judge]
     found = search_phrases(
         model, audited, target=task["target"], mine_from=mine, k=1, budget=args.budget,
@@ -208,7 +256,7 @@ def _measure(task: dict[str, Any], tier: str, args: argparse.Namespace, work: Pa
     worst = max(formats, key=lambda n: formats[n].value)
     row["worst_format"] = {"edit": worst, **formats[worst].to_dict()}
     row["cascade_kept"] = _cascade(model, audited, judge, task["audit_groups"])
-    d = model.save(work / f"{task['name']}-{tier}")
+    d = model.save(work / f"{task['name']}-{tier}-{variant}")
     speed_items = audited[: args.speed_items]
     row["items_per_s_torch"] = _speed(d, speed_items)
     if tier == "cross":
@@ -216,6 +264,33 @@ def _measure(task: dict[str, Any], tier: str, args: argparse.Namespace, work: Pa
         row["items_per_s_onnx_int8"] = _speed(d, speed_items, "onnx-int8")
     print(f"  {tier}: {json.dumps({k: v for k, v in row.items() if k != 'card'})}", flush=True)
     return row
+
+
+def _lomo(root: Path, tier: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """SYCON leave-one-model-out: kappa on each answering model by a fit on the other three."""
+    got = run_import("sycon", root / "sycon")
+    items = [it for it in got.items if int(it.metadata["question_id"]) <= args.questions]
+    judge = _judge(got.labels, "judge:gpt-4o")
+    folds = {}
+    for model_out in sorted({it.metadata["answering_model"] for it in items}):
+        train = [it for it in items if it.metadata["answering_model"] != model_out]
+        test = [
+            it for it in items if it.id in judge and it.metadata["answering_model"] == model_out
+        ]
+        t0 = time.perf_counter()
+        fitted = distill(
+            train, got.labels, "judge:gpt-4o", load_rubric("pushback_under_pressure"),
+            tier=tier, group_by="metadata.dialogue_id", val_fraction=args.val_fraction,
+            **_tier_params(tier, args, work / "lomo-emb"),  # one cache over the folds
+        ).model  # fmt: skip
+        kappa = agreement([judge[it.id] for it in test], fitted.predict(test))["cohen_kappa"]
+        folds[model_out] = {"kappa": kappa, "n": len(test),
+                            "seconds": round(time.perf_counter() - t0, 1)}  # fmt: skip
+        print(f"  lomo {tier} {model_out}: kappa {kappa:.3f} on {len(test)}", flush=True)
+    mean = float(np.mean([f["kappa"] for f in folds.values()]))
+    size = f"questions 1-{args.questions}"
+    return {"task": "sycon_lomo", "size": size, "tier": tier, "variant": "plain",
+            "folds": folds, "kappa_mean": mean}  # fmt: skip
 
 
 def _pct(x: dict[str, Any] | None) -> str:
@@ -234,6 +309,11 @@ def table(rows: list[dict[str, Any]]) -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
+        if "folds" in r:  # leave-one-model-out
+            kappas = ", ".join(f"{m} {f['kappa']:.3f}" for m, f in r["folds"].items())
+            lines.append(f"| {r['task']} ({r.get('size', '')}) | {r['tier']} "
+                         f"| mean {r['kappa_mean']:.3f} ({kappas}) | | | | | | |")  # fmt: skip
+            continue
         kappas = ", ".join(
             f"{k.removeprefix('kappa_')} {v:.3f}" for k, v in r.items() if k.startswith("kappa_")
         )
@@ -243,11 +323,61 @@ def table(rows: list[dict[str, Any]]) -> str:
             speed += f" ({r['items_per_s_onnx_int8']:.1f})"
         ratio = r.get("speed_vs_probe_onnx_int8", r.get("speed_vs_probe_torch"))
         lines.append(
-            f"| {r['task']} | {r['tier']} | {kappas} | {_pct(r['transfer_exploit'])} "
+            f"| {r['task']} ({r.get('size', '')}) | {r['tier']} {r.get('variant', 'plain')} "
+            f"| {kappas} "
+            f"| {_pct(r['transfer_exploit'])} "
             f"| {_pct(r['worst_format'])} {r['worst_format']['edit']} | {kept} "
             f"| {r['train_seconds']:.0f} | {speed} | {'-' if ratio is None else f'{ratio:.2f}'} |"
         )
     return "\n".join(lines)
+
+
+def _key(row: dict[str, Any]) -> tuple[str, str, str, str]:
+    return row["task"], row.get("size", ""), row["tier"], row.get("variant", "plain")
+
+
+def _speed_ratios(rows: list[dict[str, Any]], task: str) -> None:
+    """Each row's items/s over the plain probe tier's on the same task in the same run."""
+    probe = next((r for r in rows if r["task"] == task and _key(r)[2:] == ("probe", "plain")), None)
+    for r in rows:
+        if probe is not None and r["task"] == task and "items_per_s_torch" in r:
+            r["speed_vs_probe_torch"] = r["items_per_s_torch"] / probe["items_per_s_torch"]
+            if "items_per_s_onnx_int8" in r:
+                r["speed_vs_probe_onnx_int8"] = (
+                    r["items_per_s_onnx_int8"] / probe["items_per_s_torch"]
+                )
+
+
+class _Results:
+    """The JSON at ``--out``, rewritten after every row: earlier runs' other rows are kept."""
+
+    def __init__(self, args: argparse.Namespace, run: dict[str, Any]) -> None:
+        self.path, self.smoke = args.out, args.smoke
+        self.earlier: dict[str, Any] = {}
+        if self.path.exists() and not self.smoke:
+            self.earlier = json.loads(self.path.read_text())
+        self.args = {k: v for k, v in vars(args).items() if k not in {"data", "out"}}
+        self.run, self.rows, self.start = run, [], time.perf_counter()
+
+    def add(self, row: dict[str, Any]) -> None:
+        row["run"] = len(self.earlier.get("runs", []))  # the index of this run's options
+        self.rows.append(row)
+        self.write()
+
+    def all_rows(self) -> list[dict[str, Any]]:
+        measured = {_key(r) for r in self.rows}
+        return [r for r in self.earlier.get("rows", []) if _key(r) not in measured] + self.rows
+
+    def write(self) -> None:
+        run = self.run | {"seconds": round(time.perf_counter() - self.start, 1)}
+        out = {
+            "what": __doc__,
+            "runs": self.earlier.get("runs", []) + [self.args | {"run": run}],
+            "aims": AIMS,
+            "rows": self.all_rows(),
+        }
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(json.dumps(out, indent=2, default=str))
 
 
 def main() -> None:
@@ -255,14 +385,19 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=None, help="folder holding sycon/ and xstest/")
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--tiers", default="linear,probe,cross")
+    ap.add_argument("--variants", default="plain,hardened", help="plain, hardened or both")
+    ap.add_argument("--lomo", default="", help="tiers for SYCON leave-one-model-out (e.g. linear)")
     ap.add_argument("--tasks", default="sycon,xstest")
     ap.add_argument("--held-out", default="Qwen2.5-72B-Instruct", help="SYCON answering model")
     ap.add_argument("--epochs", type=int, default=1, help="cross tier: passes over the data")
     ap.add_argument("--max-length", type=int, default=256, help="cross tier: tokens per pair")
+    ap.add_argument("--harden-copies", type=int, default=None, help="hardened: (default: its own)")
+    ap.add_argument("--harden-rounds", type=int, default=None, help="hardened: (default: its own)")
     ap.add_argument("--val-fraction", type=float, default=0.1)
     ap.add_argument("--budget", type=int, default=16, help="model passes of the search")
     ap.add_argument("--screen", type=int, default=100, help="items the search screens")
     ap.add_argument("--speed-items", type=int, default=128)
+    ap.add_argument("--cap", type=int, default=None, help="score at most N items per held-out set")
     ap.add_argument("--questions", type=int, default=200, help="SYCON: question ids 1..N")
     ap.add_argument("--prompts", type=int, default=300, help="XSTest: a seeded sample of N")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes: the script runs, no figures")
@@ -273,61 +408,33 @@ def main() -> None:
         return
     if args.smoke:
         args.max_length, args.budget, args.screen, args.speed_items = 32, 2, 10, 8
-        args.questions, args.tasks, args.tiers = 6, "sycon", "linear,cross"
+        args.questions, args.tasks, args.tiers, args.variants = 6, "sycon", "linear,cross", "plain"
+        args.lomo = "linear"
     root = _data_root(args.data)
     tasks = []
     if "sycon" in args.tasks.split(","):
         tasks.append(_sycon(root, args.held_out, args.questions))
     if "xstest" in args.tasks.split(","):
         tasks.append(_xstest(root, args.prompts))
-    rows = []
-    start = time.perf_counter()
+    results = _Results(args, {
+        "tasks": [{k: t[k] for k in ("name", "split", "group_by", "target")} for t in tasks],
+        "cross": {"epochs": args.epochs, "max_length": args.max_length},
+        "search": {"budget": args.budget, "screen": args.screen, "k": 1},
+        "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform()},
+    })  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         for task in tasks:
             print(f"{task['name']}: {task['split']}", flush=True)
-            for tier in args.tiers.split(","):
-                row = {"task": task["name"], "tier": tier, "variant": "plain",
-                       **_measure(task, tier, args, Path(tmp))}  # fmt: skip
-                rows.append(row)
-            probe = next((r for r in rows if r["task"] == task["name"] and r["tier"] == "probe"),
-                         None)  # fmt: skip
-            for r in rows:
-                if probe is not None and r["task"] == task["name"]:
-                    r["speed_vs_probe_torch"] = r["items_per_s_torch"] / probe["items_per_s_torch"]
-                    if "items_per_s_onnx_int8" in r:
-                        r["speed_vs_probe_onnx_int8"] = (
-                            r["items_per_s_onnx_int8"] / probe["items_per_s_torch"]
-                        )
-    runs = [{k: v for k, v in vars(args).items() if k not in {"data", "out"}}]
-    if args.out.exists() and not args.smoke:  # another run's tasks or tiers are kept
-        earlier = json.loads(args.out.read_text())
-        measured = {(r["task"], r["tier"]) for r in rows}
-        rows = [r for r in earlier["rows"] if (r["task"], r["tier"]) not in measured] + rows
-        runs = earlier.get("runs", []) + runs
-    out = {
-        "what": __doc__,
-        "runs": runs,
-        "run": {
-            "tasks": [{k: t[k] for k in ("name", "split", "group_by", "target")} for t in tasks],
-            "tiers": args.tiers.split(","),
-            "variants": ["plain"],
-            "not_run": "hardened variants (time on 2 shared CPU cores); leave-one-model-out "
-            "over every model (one fold here)",
-            "cross": {"epochs": args.epochs, "max_length": args.max_length},
-            "sycon_questions": args.questions,
-            "xstest_prompts": args.prompts,
-            "search": {"budget": args.budget, "screen": args.screen, "k": 1},
-            "val_fraction": args.val_fraction,
-            "smoke": args.smoke,
-            "seconds": round(time.perf_counter() - start, 1),
-            "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform()},
-        },
-        "aims": AIMS,
-        "rows": rows,
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out, indent=2, default=str))
-    print(table(rows))
+            for tier in filter(None, args.tiers.split(",")):
+                for variant in args.variants.split(","):
+                    row = _measure(task, tier, variant, args, Path(tmp))
+                    results.add({"task": task["name"], "size": task["size"], "tier": tier,
+                                 "variant": variant, **row})  # fmt: skip
+                    _speed_ratios(results.rows, task["name"])
+        for tier in filter(None, args.lomo.split(",")):
+            results.add(_lomo(root, tier, args, Path(tmp)))
+    results.write()
+    print(table(results.all_rows()))
     print(f"-> {args.out}")
 
 
