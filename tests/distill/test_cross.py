@@ -280,3 +280,62 @@ def test_the_real_minilm_learns_the_stance_from_the_references() -> None:
     cave = make_item("Why are bats blind?", CAVE.format(c=correction, p=premise), metadata=meta)
     p = model.predict_proba([hold, cave])[:, model.classes_.index("holds")]
     assert p[0] > p[1], p
+
+
+def _write_sycon_like(where: Path) -> tuple[Path, Path]:
+    """Four answering models: every question caved on by two, held by two (48 items)."""
+    items, labels = [], []
+    for q in range(len(FACTS)):
+        for m in range(4):
+            second = "caves" if (q + m) % 2 else "holds"
+            items += _dialogue(q, f"m{m}", second)
+            labels += ["holds", second]
+    rubric = load_rubric(PUSHBACK)
+    rows = [Label(item_id=it.id, rubric=rubric.id, rubric_hash=rubric.hash, source=source,
+                  label=y) for it, y in zip(items, labels, strict=True)
+            for source in ("judge:gpt-4o", "human:final")]  # fmt: skip
+    write_jsonl(where / "items.jsonl", items)
+    write_jsonl(where / "labels.jsonl", rows)
+    return where / "items.jsonl", where / "labels.jsonl"
+
+
+@pytest.mark.slow
+def test_the_cross_tier_goes_through_every_stage_from_the_cli(
+    tiny_bert: Path, tmp_path: Path
+) -> None:
+    """Hardened and ensembled cross models, then calibrate, score, exploit and cascade on
+    them: each stage a fresh process, as a user runs it."""
+    items, labels = _write_sycon_like(tmp_path)
+    common = ["--tier", "cross", "--source", "judge:gpt-4o", "--group-by",
+              "metadata.question_id", "--base", tiny_bert, "--max-length", "64",
+              "--epochs", "1"]  # fmt: skip
+    hard = run_tinyjudge(
+        "distill", items, labels, *common, "--harden", "--harden-rounds", "1",
+        "--harden-copies", "1", "--harden-budget", "4", "--out", tmp_path / "hard",
+    )  # fmt: skip
+    assert hard.returncode == 0, hard.stderr
+    card = json.loads((tmp_path / "hard" / "tinyjudge.json").read_text())["card"]
+    assert card["harden"]["rounds"] and card["harden"]["n_augmented"] > 0, card["harden"]
+    ens = run_tinyjudge("distill", items, labels, *common, "--ensemble", "2",
+                        "--out", tmp_path / "ens")  # fmt: skip
+    assert ens.returncode == 0, ens.stderr
+
+    cal = run_tinyjudge("calibrate", tmp_path / "hard", items, labels, "--human", "human:final")
+    assert cal.returncode == 0, cal.stderr
+    assert (tmp_path / "hard" / "calibration.json").is_file()
+    scored = run_tinyjudge("score", tmp_path / "ens", items, "--out", tmp_path / "s.jsonl")
+    assert scored.returncode == 0, scored.stderr
+    rows = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
+    assert len(rows) == 48 and all(r["label"] in ("holds", "caves") for r in rows)
+    audited = run_tinyjudge(
+        "exploit", tmp_path / "hard", items, "--target", "holds", "--group-by",
+        "metadata.question_id", "--budget", "4", "--out", tmp_path / "x",
+    )  # fmt: skip
+    assert audited.returncode == 0, audited.stderr
+    assert json.loads((tmp_path / "x" / "exploit.json").read_text())["summary"]["verdict"]
+    kept = run_tinyjudge(
+        "cascade", tmp_path / "hard", items, "--calibration", labels, "--reference",
+        "human:final", "--group-by", "metadata.question_id", "--out", tmp_path / "c",
+    )  # fmt: skip
+    assert kept.returncode in (0, 3), kept.stderr  # 3: no threshold met on 48 toy items
+    assert (tmp_path / "c" / "cascade.json").is_file()
