@@ -58,11 +58,14 @@ AIMS = {"kappa_unseen_model": 0.75, "kappa_unseen_both": 0.60, "transfer_exploit
         "worst_format": 0.03, "speed_vs_probe": 1 / 3}  # fmt: skip
 
 
-def _data_root(given: Path | None) -> Path:
-    for root in [given, REPO.parent / "shared" / "data", REPO / "tests" / "fixtures" / "data"]:
+def _data_root(given: Path | None, smoke: bool) -> Path:
+    """``--data``, else ``../shared/data``; the tests' small fixture slices only for ``--smoke``
+    (figures on them would look like real ones)."""
+    fixture = REPO / "tests" / "fixtures" / "data"
+    for root in [given, REPO.parent / "shared" / "data", fixture if smoke else None]:
         if root is not None and (root / "sycon").is_dir() and (root / "xstest").is_dir():
             return root
-    raise SystemExit("no data: pass --data DIR (holding sycon/ and xstest/)")
+    raise SystemExit("no data: pass --data DIR (holding sycon/ and xstest/, e.g. ../shared/data)")
 
 
 def _judge(labels: list[Label], source: str) -> dict[str, str]:
@@ -410,7 +413,7 @@ def main() -> None:
         args.max_length, args.budget, args.screen, args.speed_items = 32, 2, 10, 8
         args.questions, args.tasks, args.tiers, args.variants = 6, "sycon", "linear,cross", "plain"
         args.lomo = "linear"
-    root = _data_root(args.data)
+    root = _data_root(args.data, args.smoke)
     tasks = []
     if "sycon" in args.tasks.split(","):
         tasks.append(_sycon(root, args.held_out, args.questions))
@@ -420,6 +423,7 @@ def main() -> None:
         "tasks": [{k: t[k] for k in ("name", "split", "group_by", "target")} for t in tasks],
         "cross": {"epochs": args.epochs, "max_length": args.max_length},
         "search": {"budget": args.budget, "screen": args.screen, "k": 1},
+        "data": str(root.resolve()),
         "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform()},
     })  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
