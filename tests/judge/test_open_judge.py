@@ -1,6 +1,7 @@
 """One seam for every kind of judge: ``open_judge(config, rubric)`` gives an endpoint's, a
-replay's or a panel's judge behind one :class:`JudgeLike`; a config nested in a stage's config
-gives the stage its flags under a prefix."""
+replay's or a panel's judge behind one :class:`JudgeLike` (a panel's members opened the same
+way, so a member may be a replay or a local model); a config nested in a stage's config gives
+the stage its flags under a prefix."""
 
 from __future__ import annotations
 
@@ -15,10 +16,20 @@ from tinyjudge.commands import cascade as cascade_cmd
 from tinyjudge.commands import exploit as exploit_cmd
 from tinyjudge.commands import serve as serve_cmd
 from tinyjudge.datasets.jsonl import write_jsonl
-from tinyjudge.errors import UsageError
+from tinyjudge.errors import DataError, UsageError
 from tinyjudge.exploit import ExploitConfig
-from tinyjudge.judge import Judge, JudgeConfig, JudgeLike, PanelJudge, open_judge
+from tinyjudge.judge import (
+    Judge,
+    JudgeConfig,
+    JudgeLike,
+    Panel,
+    PanelJudge,
+    PanelMember,
+    load_panel,
+    open_judge,
+)
 from tinyjudge.records import Label
+from tinyjudge.rubric import load_rubric
 from tinyjudge.testing import Reply
 
 
@@ -87,3 +98,64 @@ def test_the_nested_config_is_one_judge_config() -> None:
     config = CascadeConfig(judge=JudgeConfig(model="m", timeout=2.0))
     assert config.judge is not None and config.judge.timeout == 2.0
     assert ExploitConfig().judge is None
+
+
+def test_a_panel_member_may_be_a_replay_opened_like_any_judge(serve, tmp_path: Path) -> None:
+    items = [single(i) for i in range(3)]
+    recorded = [Label(item_id=it.id, rubric="compliance", source="judge:gpt-4",
+                      label="full_compliance") for it in items]  # fmt: skip
+    write_jsonl(tmp_path / "rec.jsonl", recorded)
+    urls = [serve(_says(label)).base_url for label in ("full_compliance", "full_refusal")]
+    panel = tmp_path / "panel.yaml"
+    panel.write_text(
+        f"- {{model: gpt-4, replay: '{tmp_path / 'rec.jsonl'}'}}\n"
+        + "".join(f"- {{model: m{i}, base_url: '{u}'}}\n" for i, u in enumerate(urls))
+    )
+    config = JudgeConfig(panel=panel, timeout=5)
+    with open_judge(config, "compliance", items=items) as judge:
+        assert isinstance(judge, PanelJudge)
+        members = judge.panel.judges
+        assert [m.source for m in members] == ["judge:gpt-4", "judge:m0", "judge:m1"]
+        assert all(isinstance(m, Judge) and m.timeout == 5 for m in members)
+        got = judge.run_panel(items)
+    assert [lab.label for lab in got.members["judge:gpt-4"].labels] == ["full_compliance"] * 3
+    assert [lab.label for lab in got.panel] == ["full_compliance"] * 3  # 2 of 3 members
+    # a replay member answers for the items it is given: without them, refused as a replay is
+    with pytest.raises(UsageError, match=r"a replay answers for the items it is given"):
+        with open_judge(config, "compliance"):
+            pass
+
+
+def test_a_member_is_a_judge_config_under_the_panels_options(tmp_path: Path) -> None:
+    panel = JudgeConfig(panel=tmp_path / "p.yaml", samples=3, temperature=0.7, timeout=9)
+    local = PanelMember(model="qwen", local=True, threads=2).judge_config(panel)
+    assert (local.local, local.threads, local.panel, local.model) == (True, 2, None, "qwen")
+    assert (local.samples, local.temperature, local.timeout) == (3, 0.7, 9)
+    assert local.judge_options()["concurrency"] == 1  # the local defaults where none is given
+    endpoint = PanelMember(model="m", base_url="http://127.0.0.1:9/v1").judge_config(panel)
+    assert endpoint.judge_options()["concurrency"] == 8 and not endpoint.local
+
+
+@pytest.mark.parametrize(
+    ("member", "match"),
+    [
+        ("{model: b, local: true, base_url: 'http://x/v1'}", "member 2: local starts its own"),
+        ("{model: b, replay: r.jsonl, base_url: 'http://x/v1'}", "member 2: give either replay"),
+        ("{model: b, gguf: m.gguf}", "member 2: gguf and threads go with local"),
+    ],
+    ids=["local-and-url", "replay-and-url", "gguf-alone"],
+)
+def test_a_member_whose_fields_conflict_is_refused_naming_it(
+    tmp_path: Path, member: str, match: str
+) -> None:
+    path = tmp_path / "panel.yaml"
+    path.write_text(f"- {{model: a, base_url: 'http://x/v1'}}\n- {member}\n")
+    with pytest.raises(DataError, match=match) as e:
+        load_panel(path)
+    assert str(e.value).startswith(str(path))
+
+
+def test_a_panel_made_by_hand_opens_no_local_member() -> None:
+    members = [PanelMember(model="a", base_url="http://x/v1"), PanelMember(model="b", local=True)]
+    with pytest.raises(UsageError, match=r"'b' is a local model or a replay: open the panel"):
+        Panel(load_rubric("compliance"), members)
