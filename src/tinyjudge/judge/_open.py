@@ -25,7 +25,7 @@ from ._panel import Panel, PanelJudgment, load_panel
 from ._runner import Judge
 from ._summary import Judgment, Summary
 
-__all__ = ["JudgeLike", "open_judge", "PanelJudge"]
+__all__ = ["open_judge", "PanelJudge"]
 
 
 class PanelJudge:

@@ -303,7 +303,7 @@ class Panel:
         members: the members: ready judges of any kind (what
             :func:`~tinyjudge.judge.open_judge` gives for each member's
             :meth:`PanelMember.judge_config`, as it does for a panel), or endpoint
-            :class:`PanelMember` s (see :func:`load_panel`), made into judges here.
+            members (:class:`PanelMember`, see :func:`load_panel`) made into judges here.
         source: the panel's label source.
         vote: ``majority`` or ``mean`` (see :func:`panel_labels`).
         judge_options: options given to every endpoint member's :class:`Judge` (cache,
