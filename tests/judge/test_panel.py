@@ -178,3 +178,21 @@ def test_a_panel_mixes_a_replay_with_endpoints_on_the_command_line(
     # gpt-4 says FR throughout; with m1 [FC, FR, FC, PR] and m2 [FC, FR, FR, FC]
     assert [lab.label for lab in panel_labs[:3]] == [FC, FR, FR]
     assert panel_labs[3].status == "unscored"  # FR, PR, FC: a three-way tie
+
+
+def test_a_local_member_is_started_as_the_local_judge_is(
+    three, tmp_path, monkeypatch, capsys
+) -> None:
+    servers, _, items = three
+    panel = tmp_path / "local.yaml"
+    panel.write_text(
+        f"- {{model: m1, base_url: '{servers['m1'].base_url}'}}\n"
+        f"- {{model: mine, local: true, gguf: '{tmp_path / 'no.gguf'}'}}\n"
+    )
+    out = tmp_path / "labels.jsonl"
+    rc, _, err = run_cli(monkeypatch, capsys, "judge", items, "--rubric", "compliance",
+                         "--panel", panel, "--out", out, "--no-progress")  # fmt: skip
+    # the member goes where --local goes: its model file is looked for, and missing, before
+    # any member is asked anything
+    assert rc == 2 and "no.gguf: no such file" in err and len(err.strip().splitlines()) == 1
+    assert servers["m1"].calls == 0 and not out.exists()
