@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from judge_helpers import single, verdict
 
-from tinyjudge.cascade import CascadeConfig
+from tinyjudge.cascade import AuditConfig, CascadeConfig
 from tinyjudge.commands import cascade as cascade_cmd
 from tinyjudge.commands import exploit as exploit_cmd
 from tinyjudge.commands import serve as serve_cmd
+from tinyjudge.commands._config_flags import config_flags
 from tinyjudge.datasets.jsonl import write_jsonl
 from tinyjudge.errors import DataError, UsageError
 from tinyjudge.exploit import ExploitConfig
@@ -92,6 +93,32 @@ def test_every_command_that_judges_takes_the_judge_flags_under_its_prefix(
     for field in ("model", "base_url", "timeout", "max_retries", "replay", "local", "panel"):
         assert f"{prefix}_{field}" in params, field
     assert list(params[f"{prefix}_timeout"].default.param_decls) == [f"--{prefix}-timeout"]
+
+
+def test_the_audits_own_flags_are_derived_beside_its_judges() -> None:
+    params = inspect.signature(serve_cmd.command).parameters
+    assert list(params["audit_rate"].default.param_decls) == ["--audit-rate"]
+    assert list(params["audit_budget"].default.param_decls) == ["--audit-budget"]
+    assert "audit_judge" not in params  # the judge's fields stand under the same prefix
+
+
+def test_the_audit_flags_build_one_audit_config_with_its_judge() -> None:
+    seen: dict = {}
+
+    @config_flags(AuditConfig, prefix="audit", into="audit")
+    def command(*, audit: AuditConfig | None) -> None:
+        seen["audit"] = audit
+
+    flags = {name: None for name in inspect.signature(command).parameters}
+    command(**flags)
+    assert seen["audit"] is None  # no --audit-* flag: no audit
+    command(**{**flags, "audit_model": "m", "audit_timeout": 3.0, "audit_rate": 0.5})
+    assert seen["audit"] == AuditConfig(judge=JudgeConfig(model="m", timeout=3.0), rate=0.5)
+    with pytest.raises(UsageError, match=r"audit_rate must be a finite number in \[0, 1\]"):
+        command(**{**flags, "audit_model": "m", "audit_rate": 1.5})
+    with pytest.raises(UsageError, match=r"audit_local starts its own server") as e:
+        command(**{**flags, "audit_local": True, "audit_base_url": "http://x/v1"})
+    assert e.value.param == "audit_local"
 
 
 def test_the_nested_config_is_one_judge_config() -> None:
