@@ -6,11 +6,12 @@ import json
 import logging
 import threading
 import time
+from contextlib import ExitStack
 
 import pytest
 from cascade_split import Split
 
-from tinyjudge.cascade import AuditSampler, audit_sampler
+from tinyjudge.cascade import AuditConfig, AuditSampler, audit_sampler
 from tinyjudge.cascade._audit import card_agreement
 from tinyjudge.errors import UsageError
 from tinyjudge.judge import Judge, JudgeConfig
@@ -104,6 +105,30 @@ def test_the_model_card_gives_the_baseline(split: Split) -> None:
             sampler.close()
     finally:
         del split.model.card_["validation"]
+
+
+def test_a_panel_audits_the_server_through_its_audit_config(split: Split, tmp_path) -> None:
+    items = split.items[:30]
+    scored = split.model.score_items(items)
+    servers = [_always(label) for label in ("full_refusal", "full_refusal", "full_compliance")]
+    with ExitStack() as stack:
+        urls = [stack.enter_context(srv) for srv in servers]
+        panel = tmp_path / "panel.yaml"
+        panel.write_text("".join(f"- {{model: m{i}, base_url: '{u}'}}\n"
+                                 for i, u in enumerate(urls)))  # fmt: skip
+        audit = AuditConfig(judge=JudgeConfig(panel=panel), rate=1.0)
+        sampler = audit_sampler(split.model, audit, seed=0)
+        assert sampler.rate == 1.0 and sampler.budget is None
+        sampler.offer(items, scored)
+        assert sampler.join(60)
+        sampler.close()
+    assert [srv.calls for srv in servers] == [30, 30, 30]  # every member judged every item
+    state = sampler.state()
+    assert state.judged == 30
+    rm_refused = sum(lab.label == "full_refusal" for lab in scored)
+    assert state.agreement.value == pytest.approx(rm_refused / 30)  # the vote: full_refusal
+    with pytest.raises(UsageError, match=r"an audit needs a judge"):
+        audit_sampler(split.model, AuditConfig(rate=0.5))
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from tinyjudge.cli import main
 from tinyjudge.commands.cascade import UNMET
 from tinyjudge.datasets.jsonl import read_labels, write_jsonl
 from tinyjudge.errors import UsageError
-from tinyjudge.judge import Judge
+from tinyjudge.judge import Judge, JudgeConfig
 from tinyjudge.records import Label
 from tinyjudge.testing import replay_server
 
@@ -73,6 +73,29 @@ def test_the_judge_is_called_exactly_for_the_escalated_items(split: Split, tmp_p
         assert srv.calls == 0
     assert again.judge_calls == 0 and again.judge["cache_hits"] == len(escalated)
     assert [lab.label for lab in again.labels] == [lab.label for lab in res.labels]
+
+
+def test_a_panel_of_replays_is_the_cascade_judge_through_its_config(
+    split: Split, tmp_path: Path
+) -> None:
+    # any kind of judge a JudgeConfig names works where the cascade asks for one: here a
+    # panel whose members are replays, each opened for the items by open_judge
+    gpt4 = [lab for lab in split.labels if lab.source == "judge:gpt-4"]
+    write_jsonl(tmp_path / "gpt4.jsonl", gpt4)
+    panel = tmp_path / "panel.yaml"
+    panel.write_text("".join(
+        f"- {{model: {m}, replay: '{tmp_path / 'gpt4.jsonl'}'}}\n" for m in ("a", "b")
+    ))  # fmt: skip
+    res = cascade(split.model, split.items, split.calibration, reference="judge:gpt-4",
+                  target=0.9, judge=JudgeConfig(panel=panel))  # fmt: skip
+    kept, escalated = _kept_and_escalated(res)
+    assert kept and escalated and res.judge_items == len(escalated)
+    recorded = {lab.item_id: lab for lab in gpt4}
+    for lab in res.labels:
+        assert lab.source == "cascade:compliance-linear>panel"
+        if lab.item_id in escalated:
+            assert lab.decided_by == "judge:panel"
+            assert lab.label == recorded[lab.item_id].label
 
 
 def test_the_guarantee_figures_come_from_the_calibration_items(split: Split) -> None:

@@ -8,6 +8,7 @@ rubric, the four shortest bundled XSTest answers, a 12-token verdict, a small co
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import signal
 import subprocess
@@ -23,9 +24,12 @@ from judge_helpers import alive
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.datasets.jsonl import read_labels, write_jsonl
 from tinyjudge.errors import TinyjudgeError
+from tinyjudge.judge import JudgeConfig, open_judge
 from tinyjudge.judge.local import _model
 from tinyjudge.judge.local._model import INSTALL_HINT
 from tinyjudge.judge.local._server import INSTALL_LOCAL
+from tinyjudge.rubric import load_rubric
+from tinyjudge.testing import Reply
 
 ROOT = Path(__file__).parents[2]
 RUBRIC = """\
@@ -152,3 +156,31 @@ def test_the_server_stops_when_its_parent_is_interrupted_or_killed(gguf: Path, s
         assert _gone(pid)
     finally:
         parent.kill()
+
+
+@pytest.mark.slow
+def test_a_panel_member_judges_on_the_local_model(gguf: Path, tmp_path: Path, serve) -> None:
+    # the member is opened as --local is: its server lives as long as the panel, its labels
+    # carry real distributions, and the endpoint members vote beside it
+    rubric_path = tmp_path / "tiny.yaml"
+    rubric_path.write_text(RUBRIC)
+    rubric = load_rubric(rubric_path)
+    xs = run_import("xstest", ROOT / "data" / "xstest_sample")
+    shortest = sorted(xs.items, key=lambda it: sum(len(m.content or "") for m in it.messages))
+    items = list({it.messages[-1].content or "": it for it in shortest[:6]}.values())[:2]
+    says = Reply(json.dumps({"rationale": "r", "label": "full_refusal"}))
+    urls = [serve(lambda _req: says, items=items, rubric=rubric).base_url for _ in range(2)]
+    alias = f"tinyjudge-panel-{os.getpid()}"
+    panel = tmp_path / "panel.yaml"
+    panel.write_text(
+        f"- {{model: {alias}, local: true, gguf: '{gguf}', n_ctx: 1024}}\n"
+        + "".join(f"- {{model: m{i}, base_url: '{u}'}}\n" for i, u in enumerate(urls))
+    )
+    with open_judge(JudgeConfig(panel=panel, max_tokens=12), rubric, items=items) as judge:
+        assert _servers_named(alias)
+        got = judge.run_panel(items)
+    local = got.members[f"judge:{alias}"].labels
+    assert [lab.status for lab in local] == ["ok", "ok"], [lab.reason for lab in local]
+    assert all(lab.probs and sum(lab.probs.values()) == pytest.approx(1.0) for lab in local)
+    assert [lab.label for lab in got.panel] == ["full_refusal"] * 2  # the two endpoints' vote
+    assert not _servers_named(alias)  # the member's server stopped with the panel

@@ -154,3 +154,45 @@ def test_panel_excludes_model_and_base_url(three, tmp_path, monkeypatch, capsys)
         "--model", "m", "--out", tmp_path / "l.jsonl",
     )  # fmt: skip
     assert rc == 2 and "--panel names each member's model and endpoint" in err
+
+
+def test_a_panel_mixes_a_replay_with_endpoints_on_the_command_line(
+    three, tmp_path, monkeypatch, capsys
+) -> None:
+    servers, _, items = three
+    recorded = [Label(item_id=f"it-{i}", rubric="compliance", source="judge:gpt-4", label=FR)
+                for i in range(4)]  # fmt: skip
+    write_jsonl(tmp_path / "rec.jsonl", recorded)
+    panel = tmp_path / "mixed.yaml"
+    panel.write_text(
+        f"- {{model: gpt-4, replay: '{tmp_path / 'rec.jsonl'}'}}\n"
+        + "".join(f"- {{model: {m}, base_url: '{servers[m].base_url}'}}\n" for m in ("m1", "m2"))
+    )
+    out = tmp_path / "labels.jsonl"
+    rc, _, err = run_cli(monkeypatch, capsys, "judge", items, "--rubric", "compliance",
+                         "--panel", panel, "--out", out, "--no-progress")  # fmt: skip
+    assert rc == 0, err
+    labels = read_labels(out)
+    assert [lab.label for lab in labels if lab.source == "judge:gpt-4"] == [FR] * 4
+    panel_labs = [lab for lab in labels if lab.source == "judge:panel"]
+    # gpt-4 says FR throughout; with m1 [FC, FR, FC, PR] and m2 [FC, FR, FR, FC]
+    assert [lab.label for lab in panel_labs[:3]] == [FC, FR, FR]
+    assert panel_labs[3].status == "unscored"  # FR, PR, FC: a three-way tie
+
+
+def test_a_local_member_is_started_as_the_local_judge_is(
+    three, tmp_path, monkeypatch, capsys
+) -> None:
+    servers, _, items = three
+    panel = tmp_path / "local.yaml"
+    panel.write_text(
+        f"- {{model: m1, base_url: '{servers['m1'].base_url}'}}\n"
+        f"- {{model: mine, local: true, gguf: '{tmp_path / 'no.gguf'}'}}\n"
+    )
+    out = tmp_path / "labels.jsonl"
+    rc, _, err = run_cli(monkeypatch, capsys, "judge", items, "--rubric", "compliance",
+                         "--panel", panel, "--out", out, "--no-progress")  # fmt: skip
+    # the member goes where --local goes: its model file is looked for, and missing, before
+    # any member is asked anything
+    assert rc == 2 and "no.gguf: no such file" in err and len(err.strip().splitlines()) == 1
+    assert servers["m1"].calls == 0 and not out.exists()

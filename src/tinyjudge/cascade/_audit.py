@@ -28,6 +28,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
+from tinyjudge.config import Config, option
 from tinyjudge.errors import UsageError
 from tinyjudge.judge import JudgeConfig, JudgeLike
 from tinyjudge.records import Item, Label
@@ -36,12 +37,26 @@ from tinyjudge.results import Interval
 from ._bound import clopper_pearson
 from ._cluster import korn_graubard_items
 
-__all__ = ["AuditSampler", "AuditState", "audit_sampler", "card_agreement"]
+__all__ = ["AuditConfig", "AuditSampler", "AuditState", "audit_sampler", "card_agreement"]
 
 log = logging.getLogger("tinyjudge.audit_sampler")
 
 # judge a list of items, one label each in order (a Judge's run, or any function)
 JudgeFn = Callable[[list[Item]], Sequence[Label]]
+
+
+@dataclass
+class AuditConfig(Config):
+    """The server's audit: its judge, and how much of the traffic goes to it.
+
+    ``tinyjudge serve`` derives its ``--audit-*`` flags from these fields, the judge's
+    under the same prefix (``--audit-model``, ``--audit-timeout``, ``--audit-rate``).
+    Without ``judge`` there is no audit.
+    """
+
+    judge: JudgeConfig | None = option(None, "the judge of the drawn rollouts")
+    rate: float = option(0.05, "share of rollouts audited (default 0.05)", low=0.0, high=1.0)
+    budget: int | None = option(None, "most rollouts ever sent to the audit judge", low=0)
 
 
 @dataclass(frozen=True)
@@ -327,7 +342,7 @@ def card_agreement(model: Any) -> float | None:
 
 def audit_sampler(
     model: Any,
-    judge: JudgeConfig,
+    judge: JudgeConfig | AuditConfig,
     *,
     cache: str | os.PathLike[str] | None = None,
     **options: Any,
@@ -340,15 +355,23 @@ def audit_sampler(
 
     Args:
         model: the served reward model.
-        judge: the judge's options (model, base_url, timeout, max_retries, ...).
+        judge: the judge's options (model, base_url, timeout, max_retries, ...), or
+            an :class:`AuditConfig` holding them with the rate and budget.
         cache: the judge's SQLite cache.
-        **options: :class:`AuditSampler` options (``rate``, ``budget``, ...).
+        **options: :class:`AuditSampler` options (``rate``, ``budget``, ...), over an
+            :class:`AuditConfig`'s.
 
     Raises:
-        UsageError: the judge's options name no model, or a replay.
+        UsageError: the judge's options name no model, or a replay; an
+            :class:`AuditConfig` without a judge.
     """
     from tinyjudge.judge import open_judge
 
+    if isinstance(judge, AuditConfig):
+        if judge.judge is None:
+            raise UsageError("an audit needs a judge: give the AuditConfig one", param="judge")
+        options = {"rate": judge.rate, "budget": judge.budget, **options}
+        judge = judge.judge
     resources = ExitStack()
     opened = resources.enter_context(open_judge(judge, model.rubric, cache=cache))
     options.setdefault("baseline", card_agreement(model))

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._binomial import clopper_pearson, clopper_pearson_lower
 from ._cluster import cluster_count, df_shrink, one_per_group
@@ -156,13 +157,13 @@ class ThresholdChoice:
 
 
 def choose_threshold(
-    confidence: Any,
-    agree: Any,
+    confidence: ArrayLike,
+    agree: ArrayLike,
     *,
     target: float,
     delta: float,
     step: float = 0.02,
-    groups: Any = None,
+    groups: ArrayLike | None = None,
     bound: Bound | None = None,
     min_groups: int = MIN_GROUPS,
     seed: int = 0,

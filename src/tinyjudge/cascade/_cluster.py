@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.stats import norm
 from scipy.stats import t as student_t
 
@@ -56,7 +57,7 @@ class ClusterCount(NamedTuple):
         return clopper_pearson_lower(self.agreement * self.n_eff, self.n_eff, delta)
 
 
-def cluster_count(k: Any, n: Any, delta: float) -> ClusterCount:
+def cluster_count(k: ArrayLike, n: ArrayLike, delta: float) -> ClusterCount:
     """The Korn-Graubard effective sample size of a proportion from clustered items.
 
     ``deff = v / (p (1 - p) / n)`` with ``v = G / (G - 1) * sum((k_g - p n_g) ** 2) / n ** 2``
@@ -107,7 +108,7 @@ def df_shrink(df: int, delta: float) -> float:
     return min(1.0, float((norm.ppf(1.0 - delta) / student_t.ppf(1.0 - delta, df)) ** 2))
 
 
-def korn_graubard_lower(k: Any, n: Any, delta: float) -> float:
+def korn_graubard_lower(k: ArrayLike, n: ArrayLike, delta: float) -> float:
     """The Korn-Graubard one-sided lower bound of a proportion from clustered items.
 
     The exact Clopper-Pearson bound at the effective sample size of
@@ -145,7 +146,7 @@ def korn_graubard_lower(k: Any, n: Any, delta: float) -> float:
     return cluster_count(k, n, delta).lower(delta)
 
 
-def korn_graubard(k: Any, n: Any, delta: float) -> tuple[float, float]:
+def korn_graubard(k: ArrayLike, n: ArrayLike, delta: float) -> tuple[float, float]:
     """The two-sided ``1 - delta`` Korn-Graubard interval ``(low, high)``.
 
     >>> low, high = korn_graubard([5] * 19 + [0], [5] * 20, 0.1)
@@ -156,7 +157,7 @@ def korn_graubard(k: Any, n: Any, delta: float) -> tuple[float, float]:
     return clopper_pearson(c.agreement * c.n_eff, c.n_eff, delta)
 
 
-def korn_graubard_items(agree: Any, groups: Any, delta: float) -> tuple[float, float]:
+def korn_graubard_items(agree: ArrayLike, groups: ArrayLike, delta: float) -> tuple[float, float]:
     """:func:`korn_graubard` from one agreement (0/1) and one group key per item.
 
     Twenty groups of five, the last all in disagreement (as :func:`korn_graubard`'s example):
@@ -171,7 +172,7 @@ def korn_graubard_items(agree: Any, groups: Any, delta: float) -> tuple[float, f
     return korn_graubard(k, np.bincount(codes, minlength=len(names)), delta)
 
 
-def one_per_group(groups: Any, seed: int = 0) -> np.ndarray:
+def one_per_group(groups: ArrayLike, seed: int = 0) -> np.ndarray:
     """The index of one random item per group (sorted): the units of the exact bound.
 
     >>> one_per_group(["a", "a", "b", "c", "c", "c"], seed=0).tolist()

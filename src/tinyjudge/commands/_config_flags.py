@@ -86,19 +86,37 @@ def _unset(p: inspect.Parameter) -> inspect.Parameter:
 
 
 def _prefixed(cls: type[Config], prefix: str) -> list[inspect.Parameter]:
-    return [_unset(_parameter(cls, f.name, f"{prefix}_{f.name}")) for f in fields(cls)]
+    """Every field of ``cls`` under ``prefix``, unset; a config it holds whole gives its own
+    fields under the same prefix (the audit's judge: ``--audit-model`` beside ``--audit-rate``)."""
+    params: list[inspect.Parameter] = []
+    for f in fields(cls):
+        inner = _nested(cls, f.name)
+        params += (
+            _prefixed(inner, prefix)
+            if inner is not None
+            else [_unset(_parameter(cls, f.name, f"{prefix}_{f.name}"))]
+        )
+    names = [p.name for p in params]
+    clash = sorted({n for n in names if names.count(n) > 1})
+    if clash:
+        raise TypeError(f"{cls.__name__} under {prefix!r}: fields shown twice: {clash}")
+    return params
 
 
 def _build_nested(cls: type[Config], prefix: str, values: dict[str, Any]) -> Config | None:
     """``cls`` from the ``prefix_*`` flags given, or None when none was given.
 
-    Its errors name the flags as given (``judge_timeout``, not ``timeout``).
+    A config it holds whole is built the same way from the same prefix. Its errors
+    name the flags as given (``judge_timeout``, not ``timeout``).
     """
-    given = {
-        f.name: values[f"{prefix}_{f.name}"]
-        for f in fields(cls)
-        if values.get(f"{prefix}_{f.name}") is not None
-    }
+    given: dict[str, Any] = {}
+    for f in fields(cls):
+        inner = _nested(cls, f.name)
+        if inner is not None:
+            if (whole := _build_nested(inner, prefix, values)) is not None:
+                given[f.name] = whole
+        elif values.get(f"{prefix}_{f.name}") is not None:
+            given[f.name] = values[f"{prefix}_{f.name}"]
     if not given:
         return None
     with under(prefix, cls):

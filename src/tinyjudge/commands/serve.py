@@ -1,7 +1,8 @@
 """``tinyjudge serve``: a reward model over HTTP for RL loops.
 
 Its flags are :class:`~tinyjudge.serve.ServerOptions`' fields (checked there, before
-anything heavy loads); the body limit is given in MiB here, and the audit sampler's.
+anything heavy loads) and :class:`~tinyjudge.cascade.AuditConfig`'s under ``--audit-``
+(its judge's among them: ``--audit-model``); the body limit is given in MiB here.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import typer
 
+from tinyjudge.cascade import AuditConfig
 from tinyjudge.errors import TinyjudgeError, UsageError
 from tinyjudge.judge import JudgeConfig
 from tinyjudge.serve import ServerOptions
@@ -22,7 +24,7 @@ __all__ = ["command"]
 
 
 @config_flags(ServerOptions, skip=("allowed_hosts", "reward", "max_body_bytes"))
-@config_flags(JudgeConfig, prefix="audit", into="audit")
+@config_flags(AuditConfig, prefix="audit", into="audit")
 def command(
     model_dir: Path = typer.Argument(..., help="a model directory from `tinyjudge distill`"),
     max_body_mb: float = typer.Option(8.0, help="larger requests are refused with 413"),
@@ -38,13 +40,9 @@ def command(
         help="LABEL[,LABEL]: the labels whose probability is the reward "
         "(default: the rubric's positive labels)",
     ),
-    audit_rate: float = typer.Option(0.05, "--audit-rate", help="share of rollouts audited"),
-    audit_budget: int = typer.Option(
-        None, "--audit-budget", help="most rollouts ever sent to the audit judge"
-    ),
     *,
     config: ServerOptions,
-    audit: JudgeConfig | None,
+    audit: AuditConfig | None,
 ) -> None:
     """Serve a reward model over HTTP for RL loops (POST /score, /get_reward)."""
     from tinyjudge._extras import require_extra
@@ -52,9 +50,10 @@ def command(
 
     # Refused before anything heavy is imported or loaded: a refused start costs nothing.
     check_number("max_body_mb", max_body_mb, 0, 4096, low_open=True, unit=" MiB")
-    if audit is not None:
+    judge = audit.judge if audit is not None else None
+    if judge is not None:
         with under("audit", JudgeConfig):
-            audit.check_runnable()
+            judge.check_runnable()
     options = config.replace(
         allowed_hosts=tuple(allowed_host or ()),
         max_body_bytes=int(max_body_mb * (1 << 20)),
@@ -74,12 +73,12 @@ def command(
     except TinyjudgeError as e:
         raise UsageError(f"--reward {reward}: {e}", param="reward") from None
     sampler = None
-    if audit is not None:
+    if audit is not None and judge is not None:  # the rate and budget alone audit nothing
         from tinyjudge.cascade import audit_sampler
 
-        sampler = audit_sampler(model, audit, rate=audit_rate, budget=audit_budget)
-        judge = f"judge:{audit.model}" if audit.model else "the judge"
-        out.print(f"auditing {audit_rate:.1%} of rollouts with {judge} (see /health)")
+        sampler = audit_sampler(model, audit)
+        name = f"judge:{judge.model}" if judge.model else "the judge"
+        out.print(f"auditing {audit.rate:.1%} of rollouts with {name} (see /health)")
     out.print(
         f"serving {model.name} on http://{options.host}:{options.port} (POST /score, /get_reward)"
     )

@@ -17,7 +17,8 @@ The local servers for tests and the keyless demo are in :mod:`tinyjudge.testing`
 from __future__ import annotations
 
 from ._config import JudgeConfig
-from ._open import JudgeLike, PanelJudge, open_judge
+from ._like import JudgeLike
+from ._open import PanelJudge, open_judge
 from ._panel import (
     Panel,
     PanelJudgment,

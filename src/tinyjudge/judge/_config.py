@@ -107,7 +107,8 @@ class JudgeConfig(Config):
     replay: Path | None = option(None, "answer from recorded labels (no key)")
     replay_source: str = option("judge:gpt-4", "replay only: the source replayed")
     panel: Path | None = option(
-        None, "a panel of judges (YAML list of {model, base_url, api_key_env})"
+        None,
+        "a panel of judges (YAML list of {model, base_url, api_key_env}, or local or replay)",
     )
     panel_vote: PanelVote = option(
         "majority", "panel only: majority (of labels) or mean (of probs)"

@@ -13,44 +13,19 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import fields
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from tinyjudge.errors import UsageError
 from tinyjudge.records import Item
 from tinyjudge.rubric import Rubric, load_rubric
 
 from ._config import JudgeConfig
+from ._like import JudgeLike
 from ._panel import Panel, PanelJudgment, load_panel
 from ._runner import Judge
 from ._summary import Judgment, Summary
 
-__all__ = ["JudgeLike", "open_judge", "PanelJudge"]
-
-
-@runtime_checkable
-class JudgeLike(Protocol):
-    """What a stage needs of a judge: its rubric, its name and source, and ``run``.
-
-    :class:`Judge` is one; so is what :func:`open_judge` gives for a local model, a
-    replay or a panel. ``run`` returns one label per item, in input order.
-    """
-
-    rubric: Rubric
-    model: str
-
-    @property
-    def source(self) -> str:
-        """The labels' source, e.g. ``judge:gpt-4o``."""
-        ...
-
-    def run(
-        self, items: Iterable[Item], on_progress: Callable[[int, int], None] | None = None
-    ) -> Judgment:
-        """One label per item, in input order, with the run's figures.
-
-        ``on_progress(done, total)`` is told as the work goes (a progress bar's step).
-        """
-        ...
+__all__ = ["open_judge", "PanelJudge"]
 
 
 class PanelJudge:
@@ -142,10 +117,18 @@ def open_judge(
     with ExitStack() as stack:
         judge: JudgeLike
         if config.panel is not None:
+            # each member is a config of its own, opened here as any judge is (its fields
+            # over the panel's options), so a member may be a local model or a replay
             members = load_panel(config.panel)
-            panel = Panel(
-                rub, members, source=config.panel_source, vote=config.panel_vote, **common
-            )
+            for member in members:
+                member.check_reachable()
+            opened = [
+                stack.enter_context(
+                    open_judge(member.judge_config(config), rub, cache=cache, items=items)
+                )
+                for member in members
+            ]
+            panel = Panel(rub, opened, source=config.panel_source, vote=config.panel_vote)
             judge = PanelJudge(panel)
         elif config.local:
             from .local import local_judge

@@ -1,7 +1,9 @@
 """A panel of judges: several models judge the same items, and their verdicts are combined.
 
-Each member is a :class:`~tinyjudge.judge.Judge` of its own (labels ``judge:<model>``,
-its own cache entries, so a run resumes per member); the panel adds one label per item
+Each member is a judge of its own (labels ``judge:<model>``, its own cache entries, so a
+run resumes per member): an endpoint, or, opened through
+:func:`~tinyjudge.judge.open_judge`, a local llama.cpp model or a replay of recorded
+labels (:meth:`PanelMember.judge_config`); the panel adds one label per item
 (default source ``judge:panel``). ``majority``: the most frequent label among the members
 that scored the item, ``probs`` their mean; a tie is ``unscored`` with its reason.
 ``mean``: the members' distributions are averaged first and the top label wins (a tie
@@ -30,7 +32,8 @@ from tinyjudge.errors import DataError, UsageError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric
 
-from ._config import PanelVote
+from ._config import JudgeConfig, PanelVote
+from ._like import JudgeLike
 from ._summary import Judgment
 
 __all__ = [
@@ -50,10 +53,15 @@ _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
 
 class PanelMember(BaseModel):
-    """One judge of a panel: its model, endpoint and the environment variable of its key.
+    """One judge of a panel: where its model is, and the environment variable of its key.
 
-    Keys are never written in a panel file: ``api_key_env`` names the variable that
-    holds one (a local endpoint may need none).
+    An endpoint (``model`` at ``base_url``), a local llama.cpp model (``local``, with
+    ``gguf``, ``threads``, ``n_ctx``) or a replay of recorded labels (``replay``,
+    ``replay_source``): the same fields, and the same rules, as a
+    :class:`~tinyjudge.judge.JudgeConfig`'s, which the member becomes under the panel's
+    call options (:meth:`judge_config`). ``model`` names the member's labels
+    (``judge:<model>``). Keys are never written in a panel file: ``api_key_env`` names the
+    variable that holds one (a local endpoint may need none).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -61,19 +69,56 @@ class PanelMember(BaseModel):
     model: str = Field(min_length=1)
     base_url: str | None = None
     api_key_env: str = Field(default="OPENAI_API_KEY", pattern=_ENV_NAME)
+    local: bool = False
+    gguf: Path | None = None
+    threads: int | None = None
+    n_ctx: int = 4096
+    replay: Path | None = None
+    replay_source: str = "judge:gpt-4"
 
     @property
     def source(self) -> str:
         return f"judge:{self.model}"
 
+    @property
+    def is_endpoint(self) -> bool:
+        """Whether the member is a model at an endpoint (not local, not a replay)."""
+        return not self.local and self.replay is None
+
+    def judge_config(self, panel: JudgeConfig | None = None) -> JudgeConfig:
+        """The member as a :class:`JudgeConfig`: its own fields over the ``panel``'s options.
+
+        Raises:
+            UsageError: fields that do not go together (``local`` with ``base_url``, ...).
+        """
+        return JudgeConfig.from_options(
+            panel, panel=None, **self.model_dump(exclude={"api_key_env"}),
+            api_key_env=self.api_key_env,
+        )  # fmt: skip
+
+    def check_reachable(self) -> None:
+        """Refuse an endpoint member with neither a ``base_url`` nor a key in its variable.
+
+        Raises:
+            UsageError: naming the member and the variable.
+        """
+        if self.is_endpoint and self.base_url is None and not os.environ.get(self.api_key_env):
+            raise UsageError(
+                f"panel member {self.model!r} has no base_url and no key in ${self.api_key_env}: "
+                "set that variable or give the member a base_url",
+                param="members",
+            )
+
 
 def load_panel(path: str | os.PathLike[str]) -> list[PanelMember]:
-    """Read a panel file: a YAML list of ``{model, base_url, api_key_env}`` members.
+    """Read a panel file: a YAML list of ``{model, base_url, api_key_env}`` members
+    (or ``{model, local, gguf, ...}``, ``{model, replay, replay_source}``: :class:`PanelMember`).
 
     Raises:
         DataError: the file is missing, not a list of at least two members, a member
-            has an unknown field (a key written in the file, say) or two members share
-            a model; one line naming the file and the member.
+            has an unknown field (a key written in the file, say) or fields that do not
+            go together, or two members share a model; one line naming the file and
+            the member.
     """
     p = Path(path)
     if not p.is_file():
@@ -95,7 +140,7 @@ def load_panel(path: str | os.PathLike[str]) -> list[PanelMember]:
             str(p),
             None,
             "a panel is a YAML list of at least 2 members: "
-            "- {model: M, base_url: URL, api_key_env: NAME}",
+            "- {model: M, base_url: URL, api_key_env: NAME} (or local: true, or replay: FILE)",
         )
     members = []
     for n, raw in enumerate(data, 1):
@@ -119,6 +164,11 @@ def load_panel(path: str | os.PathLike[str]) -> list[PanelMember]:
             raise DataError(
                 str(p), None, f"member {n}: field {field}: {msg} (fields: {allowed})"
             ) from None
+    for n, member in enumerate(members, 1):
+        try:
+            member.judge_config()
+        except UsageError as e:
+            raise DataError(str(p), None, f"member {n}: {e}") from None
     models = [m.model for m in members]
     dupes = sorted({m for m in models if models.count(m) > 1})
     if dupes:
@@ -250,17 +300,24 @@ class Panel:
 
     Args:
         rubric: the rubric every member judges under.
-        members: the members (see :func:`load_panel`).
+        members: the members: ready judges of any kind (what
+            :func:`~tinyjudge.judge.open_judge` gives for each member's
+            :meth:`PanelMember.judge_config`, as it does for a panel), or endpoint
+            members (:class:`PanelMember`, see :func:`load_panel`) made into judges here.
         source: the panel's label source.
         vote: ``majority`` or ``mean`` (see :func:`panel_labels`).
-        judge_options: options given to every member's :class:`Judge` (cache,
+        judge_options: options given to every endpoint member's :class:`Judge` (cache,
             concurrency, samples, ...); one cache serves all, keyed by model.
+
+    Raises:
+        UsageError: a bad vote or source, an endpoint member with no way to reach it,
+            or a local or replay :class:`PanelMember` (open those with ``open_judge``).
     """
 
     def __init__(
         self,
         rubric: Rubric,
-        members: Sequence[PanelMember],
+        members: Sequence[PanelMember | JudgeLike],
         *,
         source: str = "judge:panel",
         vote: PanelVote = "majority",
@@ -275,14 +332,16 @@ class Panel:
                 f"source {source!r}: expected KIND:NAME, not a member's source", param="source"
             )
         for m in members:
-            if m.base_url is None and not os.environ.get(m.api_key_env):
-                raise UsageError(
-                    f"panel member {m.model!r} has no base_url and no key in ${m.api_key_env}: "
-                    "set that variable or give the member a base_url",
-                    param="members",
-                )
+            if isinstance(m, PanelMember):
+                if not m.is_endpoint:
+                    raise UsageError(
+                        f"panel member {m.model!r} is a local model or a replay: open the panel "
+                        "with open_judge(JudgeConfig(panel=...), rubric), which starts it",
+                        param="members",
+                    )
+                m.check_reachable()
         self.rubric, self.source, self.vote = rubric, source, vote
-        self.judges = [
+        self.judges: list[JudgeLike] = [
             Judge(
                 rubric,
                 m.model,
@@ -290,6 +349,8 @@ class Panel:
                 api_key=os.environ.get(m.api_key_env) or None,
                 **judge_options,
             )
+            if isinstance(m, PanelMember)
+            else m
             for m in members
         ]
 

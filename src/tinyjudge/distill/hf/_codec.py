@@ -15,11 +15,14 @@ two slots. Which codec a model gets follows its config (:func:`is_decoder`).
 
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from tinyjudge.errors import ModelDirError
 
 from .._text import View
+
+if TYPE_CHECKING:
+    from transformers import PretrainedConfig
 
 __all__ = ["Encoded", "PairCodec", "ChatCodec", "Codec", "codec_for", "is_decoder", "budget"]
 
@@ -236,7 +239,7 @@ Codec = PairCodec | ChatCodec
 _DECODER_ARCHITECTURE_ENDS = ("ForCausalLM", "LMHeadModel")
 
 
-def is_decoder(config: Any) -> bool:
+def is_decoder(config: PretrainedConfig) -> bool:
     """Whether a model reads text left to right (a decoder), from its config alone.
 
     ``is_decoder``, then the architectures it was saved as (``...ForCausalLM``),
@@ -260,7 +263,7 @@ def is_decoder(config: Any) -> bool:
     return model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
 
-def codec_for(config: Any, tokenizer: Any) -> Codec:
+def codec_for(config: PretrainedConfig, tokenizer: Any) -> Codec:
     """The codec a model with ``config`` reads its input through."""
     if is_decoder(config):
         return ChatCodec(tokenizer)

@@ -61,7 +61,7 @@ class TrainPlan:
     max_grad_norm: float = 1.0
 
     @classmethod
-    def from_config(cls, config: Any, **given: Any) -> TrainPlan:
+    def from_config(cls, config: object, **given: Any) -> TrainPlan:
         """The plan from a config's fields of the same names (a ``TransformerConfig``),
         with ``given`` ones (the resolved ``device``, ``bf16``) over them."""
         names = [f.name for f in fields(cls) if f.name not in given]
