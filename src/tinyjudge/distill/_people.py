@@ -38,6 +38,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from tinyjudge._people_confusion import judge_confusion, person_posterior
 from tinyjudge._people_methods import (
     AUTO_MIN_PEOPLE,
     DEFAULT_PEOPLE_METHOD,
@@ -139,13 +140,6 @@ def _scored_pair(
     """:func:`_scored` of the judge and of people, by one join of the two sources."""
     joined = join_sources(_table(labels, [source, human]), source, human, usable=_has_class)
     return _offered(joined.scored_a, source, names), _offered(joined.scored_b, human, names)
-
-
-def judge_confusion(judge: np.ndarray, person: np.ndarray, smoothing: float = 0.5) -> np.ndarray:
-    """``C[h, j]`` = P(judge says j | person says h) from rows both labelled (soft judge rows)."""
-    k = judge.shape[1]
-    counts = np.eye(k)[person].T @ judge + smoothing
-    return counts / counts.sum(axis=1, keepdims=True)
 
 
 def _posterior(judge: np.ndarray, C: np.ndarray, prior: np.ndarray) -> np.ndarray:
@@ -284,9 +278,8 @@ def fit_with_people(
     judge_only = ~pt.is_human
     for _ in range(rounds):
         P = model.predict_proba([pt.items[i] for i in np.flatnonzero(judge_only)])
-        post = P * (pt.judge[judge_only] @ pt.confusion.T)  # p(h|x) * sum_j judge_j C[h, j]
         Y = pt.Y.copy()
-        Y[judge_only] = post / post.sum(axis=1, keepdims=True)
+        Y[judge_only] = person_posterior(P, pt.judge[judge_only], pt.confusion)
         model.fit(pt.items, Y, pt.weight)
     return _card(model, pt)
 
