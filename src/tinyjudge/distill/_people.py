@@ -53,7 +53,7 @@ from ._data import targets
 
 __all__ = [
     "PEOPLE_METHODS", "PeopleMethod", "DEFAULT_PEOPLE_METHOD", "AUTO_MIN_PEOPLE", "PeopleTargets",
-    "people_targets", "fit_with_people", "judge_confusion",
+    "people_targets", "fit_with_people", "judge_confusion", "even_weight",
 ]  # fmt: skip
 
 
@@ -142,6 +142,17 @@ def _scored_pair(
     return _offered(joined.scored_a, source, names), _offered(joined.scored_b, human, names)
 
 
+def even_weight(n_judge_only: int, n_people: int) -> float:
+    """The ``weighted`` method's default weight of a person's row, in judge rows: people's
+    rows weigh as much as the judge-only rows together, and a person's row never less than
+    one judge row. :func:`people_targets` and ``auto``'s weighted candidate both use it.
+
+    >>> even_weight(400, 100), even_weight(20, 100)
+    (4.0, 1.0)
+    """
+    return max(1.0, n_judge_only / n_people)
+
+
 def _posterior(judge: np.ndarray, C: np.ndarray, prior: np.ndarray) -> np.ndarray:
     """P(h | judge's soft label) = sum_j judge_j * prior_h C[h, j] / sum_h' prior_h' C[h', j]."""
     joint = prior[:, None] * C  # [h, j]
@@ -216,7 +227,7 @@ def people_targets(
     if method in ("weighted", "people"):
         Y = np.where(is_human[:, None], H, J)
         if method == "weighted":
-            even = max(1.0, float((~is_human).sum() / is_human.sum()))
+            even = even_weight(int((~is_human).sum()), int(is_human.sum()))
             weight[is_human] = human_weight if human_weight is not None else even
         else:
             weight[~is_human] = 0.0
