@@ -102,6 +102,7 @@ PLAN: dict[str, tuple[list[str], tuple[str, ...], str]] = {
         ["--data", "{data}", "--out", "{out}/step_baselines.json"], ("who_and_when",),
         "step_baselines.json",
     ),
+    "teach": (["--data", "{data}/xstest", "--out", "{out}/teach.json"], ("xstest",), "teach.json"),
     "trajectory_lengths": (
         ["--data", "{data}", "--out", "{out}"], ("sycon", "who_and_when", "tau_bench"),
         "trajectory_lengths.json",

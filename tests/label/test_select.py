@@ -135,3 +135,27 @@ def test_teach_without_a_reward_model_is_refused():
         teach_values(labels, RUBRIC, ["i0"])
     with pytest.raises(TinyjudgeError, match="^select teach needs a reward model's prob"):
         Selector(IDS, "teach")
+
+
+def test_teach_asks_where_people_overturned_the_judge_before():
+    from tinyjudge.label.select import teach_values
+
+    C, P = "full_compliance", "partial_refusal"
+    rm = {"i0": {R: 0.6, C: 0.2, P: 0.2}, "i1": {C: 0.6, R: 0.2, P: 0.2}}  # the same doubt
+    labels = [_lab("i0", "judge:big", label=R), _lab("i1", "judge:big", label=C)]
+    labels += [_lab(i, "rm:small", label=max(p, key=p.__getitem__), probs=p) for i, p in rm.items()]
+    values = teach_values(labels, RUBRIC, ["i0", "i1"])[2]
+    np.testing.assert_allclose(values, [0.4, 0.4])  # nobody has labelled: 1 - p(judge's label)
+    # people said partial refusal where the judge said compliance, four times; agreed on refusals
+    for k in range(6):
+        said = C if k < 4 else R
+        labels += [
+            _lab(f"h{k}", "judge:big", label=said),
+            _lab(f"h{k}", "human:ann", label=P if k < 4 else R),
+        ]
+    values = teach_values(labels, RUBRIC, ["i0", "i1"])[2]
+    # P(h | x, judge) ~ p(h | x) C[h, judge]: C[P, C] = 4.5/5.5, C[R, C] = 0.5/3.5, C[C, C] = 1/3
+    post_c = 0.2 / (0.2 + 0.2 * 0.5 / 3.5 + 0.2 * 4.5 / 5.5)
+    post_r = 0.6 * 2.5 / 3.5 / (0.2 / 3 + 0.6 * 2.5 / 3.5 + 0.2 * 0.5 / 5.5)
+    np.testing.assert_allclose(values, [1 - post_r, 1 - post_c])
+    assert _drain(Selector(["i0", "i1"], "teach", teach=values)) == ["i1", "i0"]

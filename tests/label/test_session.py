@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tinyjudge.datasets.jsonl import write_jsonl
@@ -69,6 +70,32 @@ def test_default_order_is_active_on_the_first_judge(xstest_data):
     assert s.selector.cheap is not None and set(s.selector.cheap) == {0.0, 1.0}
     # the machine labels are kept for the reveal; other people's are not even loaded
     assert {lab.source for lab in s.labels} == {"judge:gpt-4", "classifier:string-match"}
+    s.store.close()
+
+
+def test_teach_learns_the_judge_s_confusion_from_people_in_the_file(xstest_data):
+    from support import make_label
+
+    from tinyjudge.datasets.jsonl import read_items, read_labels
+    from tinyjudge.label.select import teach_values
+    from tinyjudge.rubric import load_rubric
+
+    rubric = load_rubric("compliance")
+    names = rubric.label_names
+    probs = dict(zip(names, (0.5, 0.3, 0.2), strict=True))  # one doubt everywhere
+    ids = [it.id for it in read_items(xstest_data.items)]
+    rm = [make_label(i, "rm:flat", names[0], rubric="compliance", probs=probs) for i in ids]
+    write_jsonl(xstest_data.labels, [*read_labels(xstest_data.labels), *rm])
+    s = open_session(xstest_data.items, "compliance", xstest_data.labels, "zed", "teach")
+    assert (s.selector.mode, s.cheap_source) == ("teach", "rm:flat")
+    assert s.selector.teach is not None
+    # people's labels in the file (three human sources) change the order
+    everything = read_labels(xstest_data.labels)
+    machine = [lab for lab in everything if not lab.source.startswith("human:")]
+    np.testing.assert_allclose(s.selector.teach, teach_values(everything, rubric, ids)[2])
+    alone = teach_values(machine, rubric, ids)[2]  # 1 - p(judge's label): 0.5, 0.7 or 0.8
+    assert set(alone.round(9)) == {0.5, 0.7, 0.8}
+    assert not np.allclose(s.selector.teach, alone)
     s.store.close()
 
 

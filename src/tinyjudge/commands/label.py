@@ -23,8 +23,9 @@ def command(
     port: int = typer.Option(8765, min=0, max=65535, help="TCP port (0: any free port)"),
     select: str = typer.Option(
         None,
-        help="active|random|sequential|teach (teach: where a reward model doubts the judge, "
-        "for distill --human; default: active when --cheap exists, else random)",
+        help="active|random|sequential|teach (teach: where people would most likely "
+        "overturn the judge, from an rm: model and the human: labels so far, for distill "
+        "--human; default: active when --cheap exists, else random)",
     ),
     budget: int = typer.Option(None, help="stop after this many labels"),
     cheap: str = typer.Option(

@@ -35,6 +35,7 @@ import numpy as np
 from scipy import sparse
 
 from ._linear import SoftLogistic
+from ._people import even_weight
 
 __all__ = ["CANDIDATES", "Combination", "combine_heads", "merge_stacked"]
 
@@ -205,7 +206,7 @@ def combine_heads(
         person[train] = True
         out = np.isin(g, g[is_human & ~person])  # the held-out groups: none of their rows
         rows = np.flatnonzero(((has_judge & ~is_human) | person) & ~out)
-        w = np.where(person[rows], max(1.0, float((~person[rows]).sum() / len(train))), 1.0)
+        w = np.where(person[rows], even_weight(int((~person[rows]).sum()), len(train)), 1.0)
         T = np.where(person[:, None], Y, judge)[rows]
         return Scorer(_fit(new_head, X[rows], T, w), X)
 

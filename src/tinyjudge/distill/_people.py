@@ -38,6 +38,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from tinyjudge._people_confusion import judge_confusion, person_posterior
 from tinyjudge._people_methods import (
     AUTO_MIN_PEOPLE,
     DEFAULT_PEOPLE_METHOD,
@@ -52,7 +53,7 @@ from ._data import targets
 
 __all__ = [
     "PEOPLE_METHODS", "PeopleMethod", "DEFAULT_PEOPLE_METHOD", "AUTO_MIN_PEOPLE", "PeopleTargets",
-    "people_targets", "fit_with_people", "judge_confusion",
+    "people_targets", "fit_with_people", "judge_confusion", "even_weight",
 ]  # fmt: skip
 
 
@@ -141,11 +142,15 @@ def _scored_pair(
     return _offered(joined.scored_a, source, names), _offered(joined.scored_b, human, names)
 
 
-def judge_confusion(judge: np.ndarray, person: np.ndarray, smoothing: float = 0.5) -> np.ndarray:
-    """``C[h, j]`` = P(judge says j | person says h) from rows both labelled (soft judge rows)."""
-    k = judge.shape[1]
-    counts = np.eye(k)[person].T @ judge + smoothing
-    return counts / counts.sum(axis=1, keepdims=True)
+def even_weight(n_judge_only: int, n_people: int) -> float:
+    """The ``weighted`` method's default weight of a person's row, in judge rows: people's
+    rows weigh as much as the judge-only rows together, and a person's row never less than
+    one judge row. :func:`people_targets` and ``auto``'s weighted candidate both use it.
+
+    >>> even_weight(400, 100), even_weight(20, 100)
+    (4.0, 1.0)
+    """
+    return max(1.0, n_judge_only / n_people)
 
 
 def _posterior(judge: np.ndarray, C: np.ndarray, prior: np.ndarray) -> np.ndarray:
@@ -222,7 +227,7 @@ def people_targets(
     if method in ("weighted", "people"):
         Y = np.where(is_human[:, None], H, J)
         if method == "weighted":
-            even = max(1.0, float((~is_human).sum() / is_human.sum()))
+            even = even_weight(int((~is_human).sum()), int(is_human.sum()))
             weight[is_human] = human_weight if human_weight is not None else even
         else:
             weight[~is_human] = 0.0
@@ -284,9 +289,8 @@ def fit_with_people(
     judge_only = ~pt.is_human
     for _ in range(rounds):
         P = model.predict_proba([pt.items[i] for i in np.flatnonzero(judge_only)])
-        post = P * (pt.judge[judge_only] @ pt.confusion.T)  # p(h|x) * sum_j judge_j C[h, j]
         Y = pt.Y.copy()
-        Y[judge_only] = post / post.sum(axis=1, keepdims=True)
+        Y[judge_only] = person_posterior(P, pt.judge[judge_only], pt.confusion)
         model.fit(pt.items, Y, pt.weight)
     return _card(model, pt)
 

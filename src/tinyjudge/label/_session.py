@@ -114,9 +114,11 @@ def open_session(
         rubric: a built-in rubric name, a YAML path or a :class:`Rubric`.
         labels: the labels JSONL file (created when absent); answers are exported to it.
         reviewer: the reviewer's name; answers get the source ``human:<reviewer>``.
-        select: ``active``, ``random``, ``sequential`` or ``teach`` (the item whose label
-            should help a reward model most; needs an ``rm:`` source's probs, ``cheap``
-            names it); by default ``active`` when a cheap source exists, else ``random``.
+        select: ``active``, ``random``, ``sequential`` or ``teach`` (the item where people
+            would most likely overturn the judge, from an ``rm:`` source's probs, ``cheap``
+            names it, and the judge's confusion against the ``human:`` labels in the file
+            when the page opens); by default ``active`` when a cheap source exists, else
+            ``random``.
         budget: stop after this many labels by this reviewer.
         cheap: the judge or reward-model source that drives active selection.
 
@@ -173,18 +175,18 @@ def _session(
     budget: int | None,
     cheap: str | None,
 ) -> LabelSession:
-    # Machine labels of this rubric only (never another person's), the latest per source
-    # and item as in `tinyjudge audit`.
+    # Labels of this rubric, the latest per source and item as in `tinyjudge audit`; the
+    # machine's are shown and order the items, people's only teach where the judge errs.
     latest: dict[tuple[str, str], Label] = {}
     for lab in read_labels(labels_path) if labels_path.exists() else []:
-        if lab.rubric == rub.id and not lab.source.startswith("human:"):
+        if lab.rubric == rub.id:
             latest.pop((lab.source, lab.item_id), None)
             latest[(lab.source, lab.item_id)] = lab
-    machine = list(latest.values())
+    machine = [lab for lab in latest.values() if not lab.source.startswith("human:")]
     ids = list(by_id)
     source: str | None  # the machine source that orders the items (teach always has one)
     if select == "teach":
-        source, judge, values = teach_values(machine, rub, ids, cheap)
+        source, judge, values = teach_values(list(latest.values()), rub, ids, cheap)
         selector = Selector(ids, "teach", teach=values)
     else:
         source, scores = cheap_scores(machine, rub, ids, cheap)

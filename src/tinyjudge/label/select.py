@@ -1,8 +1,10 @@
 """Which item a reviewer labels next: in file order, in a random order, or actively.
 
 ``teach`` picks the item whose human label should help a distilled model most
-(``distill --human``): where the reward model doubts the judge's label
-(``1 - p_rm(judge's label)``), or, without a judge label, where it is least sure.
+(``distill --human``): where people would most likely overturn the judge's label, from the
+reward model's probabilities and the judge's confusion against the people who labelled
+so far (``1 - p_rm(judge's label)`` before anyone has), or, without a judge label, where
+the model is least sure.
 It is not a random sample, so no rate estimate is shown in that order.
 
 ``active`` asks :func:`tinyjudge.estimate.select_for_labelling` for the item
@@ -21,8 +23,9 @@ from typing import Literal
 
 import numpy as np
 
+from tinyjudge._people_confusion import judge_confusion, overturn_chance
 from tinyjudge.errors import UsageError
-from tinyjudge.records import Label, index_labels, join_sources
+from tinyjudge.records import Label, index_labels
 from tinyjudge.rubric import Rubric
 
 __all__ = [
@@ -111,13 +114,19 @@ def cheap_scores(
 def teach_values(
     labels: Sequence[Label], rubric: Rubric, item_ids: Sequence[str], model: str | None = None
 ) -> tuple[str, str | None, np.ndarray]:
-    """How much each item's human label should teach a reward model: its doubt of the judge.
+    """How much each item's human label should teach a reward model: the chance that people
+    overturn the judge there.
 
-    ``1 - p_model(judge's label)`` where a ``judge:`` source labelled the item, else
-    ``1 - max p_model``; 0 where the model gave no probabilities.
+    Where a ``judge:`` source labelled the item, the chance that a person's label differs
+    from the judge's: the model's probabilities combined with the judge's confusion against
+    people, estimated (add-half smoothing, per judge class) on the items that the judge and
+    people (every ``human:`` source in ``labels``) both labelled
+    (:func:`tinyjudge._people_confusion.overturn_chance`). With no such item it is
+    ``1 - p_model(judge's label)``. Without a judge label, ``1 - max p_model``; 0 where the
+    model gave no probabilities.
 
     Args:
-        labels: machine labels (the labels file without people's).
+        labels: machine labels, and people's labels so far (``human:`` sources).
         rubric: the rubric.
         item_ids: the items, in order.
         model: the ``rm:`` source with ``probs`` (default: the first in the file).
@@ -144,16 +153,33 @@ def teach_values(
     judges = list(dict.fromkeys(lab.source for lab in ok if lab.source.startswith("judge:")))
     judge = judges[0] if judges else None
     table = index_labels(ok)
-    probs = {i: lab.probs for i, lab in table[model].items()}
-    said: dict[str, str | None] = {}
-    if judge is not None:
-        said = {x.item_id: y.label for x, y in join_sources(table, model, judge).pairs}
+    names = rubric.label_names
+    index = {name: k for k, name in enumerate(names)}
+    judged = table[judge] if judge is not None else {}
+    said = {i: index[lab.label] for i, lab in judged.items() if lab.label in index}
+    # each person's label of an item the judge labelled is one row of the confusion
+    overlap = [
+        (said[i], index[lab.label])
+        for src, got in table.items()
+        if src.startswith("human:")
+        for i, lab in got.items()
+        if i in said and lab.label in index
+    ]
+    j_both, h_both = np.array(overlap, dtype=int).reshape(-1, 2).T
+    C = judge_confusion(np.eye(len(names))[j_both], h_both)
     values = np.zeros(len(item_ids))
     for i, item_id in enumerate(item_ids):
-        p = probs.get(item_id)
-        if p:
-            j = said.get(item_id)
-            values[i] = 1.0 - (p.get(j, 0.0) if j is not None else max(p.values()))
+        lab = table[model].get(item_id)
+        if lab is None or not lab.probs:
+            continue
+        p = np.array([lab.probs.get(name, 0.0) for name in names])
+        j = said.get(item_id)
+        if j is None:
+            values[i] = 1.0 - p.max()
+        elif p.sum() > 0:
+            values[i] = overturn_chance(p[None] / p.sum(), np.eye(len(names))[[j]], C)[0]
+        else:
+            values[i] = 1.0
     return model, judge, values
 
 
