@@ -11,6 +11,7 @@ import typer
 from tinyjudge._people_methods import DEFAULT_PEOPLE_METHOD, PEOPLE_METHODS
 from tinyjudge.distill import (
     CrossConfig,
+    EnsembleConfig,
     LinearConfig,
     ProbeConfig,
     TierConfig,
@@ -40,7 +41,13 @@ _HUMAN_METHODS_HELP = (
 )
 
 
-@config_flags(HardenConfig, skip=("harden",))
+@config_flags(
+    HardenConfig,
+    prefix="harden",
+    into="harden",
+    switch="harden against exploits (augmentation, adversarial rounds); any --harden-* implies it",
+)
+@config_flags(EnsembleConfig, prefix="ensemble", into="ensemble", bare="k")
 @kind_flags([LinearConfig, ProbeConfig, TransformerConfig, CrossConfig])
 def command(
     items: Path = typer.Argument(..., help="items.jsonl"),
@@ -81,11 +88,9 @@ def command(
         [], "--rater", help="dawid-skene: a human rater source, repeatable (default: --human)"
     ),
     quiet: bool = quiet_option(),
-    harden: bool = typer.Option(
-        False, "--harden", help="harden against exploits (augmentation, adversarial rounds)"
-    ),
     *,
-    config: HardenConfig,
+    harden: HardenConfig | None,
+    ensemble: EnsembleConfig | None,
     options: dict[str, Any],
 ) -> None:
     """Distill a source's labels (and, with --human, people's) into a small reward model.
@@ -103,6 +108,7 @@ def command(
     from tinyjudge.datasets.jsonl import read_items
     from tinyjudge.distill import SplitWarning, distill
     from tinyjudge.distill.hf import is_main_process, wait_for_everyone
+    from tinyjudge.exploit import Hardened
 
     # before any file is read: C=-1 is one line, not a traceback later
     tier_opts = tier_options(tier, options, param)
@@ -139,7 +145,8 @@ def command(
             human_method=human_method,
             human_weight=human_weight,
             raters=rater,
-            harden=_hardening(config, harden),
+            harden=None if harden is None else Hardened(harden),
+            ensemble=ensemble,
             **tier_opts,
         )
         if main:
@@ -239,13 +246,6 @@ def tier_options(tier: str, flags: dict[str, Any], pairs: list[str]) -> dict[str
     given = {**flags, **cls.from_pairs(pairs)}
     cls.options(**given)
     return given
-
-
-def _hardening(config: HardenConfig, harden: bool) -> HardenConfig | None:
-    """The config distill gets: hardening with --harden, an ensemble with --ensemble K."""
-    if not harden and config.ensemble == 1:
-        return None
-    return config.replace(harden=harden)
 
 
 def _print_harden(record: dict[str, Any] | None) -> None:
