@@ -9,14 +9,7 @@ from typing import Any
 import typer
 
 from tinyjudge._people_methods import DEFAULT_PEOPLE_METHOD, PEOPLE_METHODS
-from tinyjudge.distill import (
-    CrossConfig,
-    EnsembleConfig,
-    LinearConfig,
-    ProbeConfig,
-    TierConfig,
-    TransformerConfig,
-)
+from tinyjudge.distill import DEFAULT_TIER, TIER_REGISTRY, EnsembleConfig, chosen_tiers
 from tinyjudge.errors import UsageError
 from tinyjudge.exploit import HardenConfig
 
@@ -26,14 +19,9 @@ from ._io import err, out, read_label_files, resolve_rubric
 
 __all__ = ["command", "tier_options"]
 
-# the tiers whose options are flags (encoder: the transformer tier's first name)
-TIER_CONFIGS: dict[str, type[TierConfig]] = {
-    "linear": LinearConfig,
-    "probe": ProbeConfig,
-    "transformer": TransformerConfig,
-    "encoder": TransformerConfig,
-    "cross": CrossConfig,
-}
+# the tiers' configs whose fields are flags, one each (encoder: the transformer's first name)
+_TIER_CONFIGS = list(dict.fromkeys(t.config for t in chosen_tiers().values()))
+_TIER_HELP = " | ".join(f"{n} ({t.help})" if t.help else n for n, t in chosen_tiers().items())
 
 _HUMAN_METHODS_HELP = (
     " | ".join(f"{name} ({how.brief})" for name, how in PEOPLE_METHODS.items())
@@ -48,7 +36,7 @@ _HUMAN_METHODS_HELP = (
     switch="harden against exploits (augmentation, adversarial rounds); any --harden-* implies it",
 )
 @config_flags(EnsembleConfig, prefix="ensemble", into="ensemble", bare="k")
-@kind_flags([LinearConfig, ProbeConfig, TransformerConfig, CrossConfig])
+@kind_flags(_TIER_CONFIGS)
 def command(
     items: Path = typer.Argument(..., help="items.jsonl"),
     labels: list[Path] = typer.Argument(
@@ -60,12 +48,7 @@ def command(
     rubric: str = typer.Option(
         None, "--rubric", help="rubric name or .yaml path (default: the teacher's labels')"
     ),
-    tier: str = typer.Option(
-        "linear",
-        "--tier",
-        help="linear | probe | transformer (any encoder or decoder: --base) | cross "
-        "(an encoder reading the references and the request beside the answer)",
-    ),
+    tier: str = typer.Option(DEFAULT_TIER, "--tier", help=_TIER_HELP),
     group_by: str = typer.Option(None, "--group-by", help="split key, e.g. metadata.prompt_id"),
     val_fraction: float = typer.Option(0.2, "--val-fraction", help="share held out"),
     name: str = typer.Option(None, "--name", help="model name (labels get rm:<name>)"),
@@ -185,7 +168,7 @@ def command(
             markup=False,
             soft_wrap=True,
         )
-    if getattr(result.model, "tier", "") == "probe":
+    if TIER_REGISTRY[tier].takes("cache_dir"):  # the tier caches its embeddings
         from tinyjudge._cache import default_cache_dir
 
         where = getattr(result.model, "cache_dir", None) or default_cache_dir()
@@ -231,13 +214,12 @@ def tier_options(tier: str, flags: dict[str, Any], pairs: list[str]) -> dict[str
         UsageError: a flag of another tier, a pair without a key, an unknown
             option, a value of the wrong kind or out of range (naming the field).
     """
-    cls = TIER_CONFIGS.get(tier)
-    if cls is None:
-        return {**flags, **LinearConfig.from_pairs(pairs)}  # distill names the unknown tier
-    classes = list(dict.fromkeys(TIER_CONFIGS.values()))
+    if tier not in TIER_REGISTRY:  # distill names the unknown tier
+        return {**flags, **TIER_REGISTRY[DEFAULT_TIER].config.from_pairs(pairs)}
+    cls = TIER_REGISTRY[tier].config
     for name in flags:
         if name not in {f.name for f in fields(cls)}:
-            kinds = kinds_of(classes, name)
+            kinds = kinds_of(_TIER_CONFIGS, name)
             owners = " and ".join(kinds) + (" tiers" if len(kinds) > 1 else " tier")
             raise UsageError(
                 f"{flag_of(name)} is an option of the {owners}, not of --tier {tier}",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from ._ensemble import ensemble_fit
 from ._load import TIERS, tier_config
 from ._people import DEFAULT_PEOPLE_METHOD, fit_with_people, people_targets
 from ._split_checks import check_split
-from ._transformer import TransformerRM
+from ._tiers import DEFAULT_TIER
 from .hf import is_main_process
 
 if TYPE_CHECKING:
@@ -51,6 +51,13 @@ class Hardening(Protocol):
         rubric: Rubric,
         group_by: str | None = None,
     ) -> Hardening: ...
+
+
+class _Watched(Protocol):
+    """A tier that ``takes_eval_set``: its fit scores a split while it trains."""
+
+    def fit(self, items: list[Item], y: np.ndarray, *, eval_set: tuple[list[Item], np.ndarray]
+            ) -> RewardModel: ...  # fmt: skip
 
 
 class DistillResult(NamedTuple):
@@ -199,7 +206,7 @@ def distill(
             ``source``/``rubric``), an option not of the tier or out of range.
     """
     source, rubric = teacher_of(labels, source, rubric, (human, *raters))
-    tier = tier or (config.tier if config is not None else "linear")
+    tier = tier or (config.tier if config is not None else DEFAULT_TIER)
     tier_options = tier_config(tier, rubric, config, **options)
 
     def new_model() -> RewardModel:
@@ -230,8 +237,8 @@ def distill(
 
     def fit(fit_items: list[Item], Y: np.ndarray) -> RewardModel:
         one = new_model()
-        if isinstance(one, TransformerRM):  # scored after each epoch, the best epoch kept
-            return one.fit(fit_items, Y, eval_set=(val_items, ts.y_soft[val]))
+        if one.takes_eval_set:  # e.g. scored after each epoch, the best epoch kept
+            return cast(_Watched, one).fit(fit_items, Y, eval_set=(val_items, ts.y_soft[val]))
         return one.fit(fit_items, Y)
 
     fit_one = fit if ensemble is None else ensemble_fit(fit, ensemble)
