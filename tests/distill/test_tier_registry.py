@@ -35,6 +35,14 @@ def test_each_registry_line_is_the_tier_its_model_class_says(name: str) -> None:
     assert cls.config_class is tier.config
 
 
+def test_load_imports_every_tier_module_so_the_import_graph_sees_it() -> None:
+    text = (SRC / "distill" / "_load.py").read_text(encoding="utf-8")
+    imported = next(line for line in text.splitlines() if line.startswith("from . import "))
+    for tier in TIER_REGISTRY.values():
+        module = tier.model.partition(":")[0].lstrip(".")
+        assert module in imported or f"from .{module} import" in text, tier.model
+
+
 def test_the_choices_are_the_registrys_and_an_ensemble_is_made_by_distill() -> None:
     assert list(chosen_tiers()) == ["linear", "probe", "transformer", "cross"]
     assert set(TIERS) - set(chosen_tiers()) == {"encoder", "ensemble"}

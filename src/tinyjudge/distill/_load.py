@@ -13,6 +13,9 @@ from tinyjudge.datasets.jsonl import describe_validation_error
 from tinyjudge.errors import ModelDirError, TinyjudgeError, UsageError
 from tinyjudge.rubric import Rubric, load_rubric
 
+# each tier's module, imported here as a static import (the import graph that checks the
+# floors reads them; the registry names the class in it)
+from . import _cross, _linear, _probe, _transformer  # noqa: F401
 from ._base import RewardModel
 from ._configs import TierConfig
 from ._configured import Configured

@@ -3,7 +3,8 @@
 Light to import (the configs alone): the command line takes its ``--tier`` choices, their
 help and the tiers' flags from here when it starts, before scikit-learn or torch load.
 :data:`~tinyjudge.distill._load.TIERS` (name -> model class) is read off it. A new tier is
-one module (its model and config) and one line here; what it can do beyond the
+one module (its model; its config in ``_configs.py``) and one line here (its module also
+on ``_load.py``'s static import line, for the import graph); what it can do beyond the
 :class:`~tinyjudge.distill.RewardModel` contract it declares on its class
 (``takes_eval_set``, ``top_terms``, ``linear_head``, ``drops_unweighted_rows``).
 """
