@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tinyjudge._present import format_interval, show_model_calibration
+from tinyjudge.distill import FEW_LABELS_TIER, TIER_REGISTRY
 from tinyjudge.records import Item, Label
 
 if TYPE_CHECKING:
@@ -98,7 +99,7 @@ def run_demo(
     data: Path | None,
     out_dir: Path,
     console: Console | None = None,
-    tier: str = "probe",
+    tier: str = FEW_LABELS_TIER,
     judge: str = "replay",
     limit: int | None = None,
     name_of: Callable[[str], str] = str,
@@ -177,7 +178,8 @@ def run_demo(
     _quiet_transformers()
     with _stage(console, f"3. distill the judge into a reward model ({tier} tier)", timings):
         train = [it for it in items if split[it.id] == "train"]
-        params: _TierParams = {"cache_dir": str(out_dir / "embeddings")} if tier == "probe" else {}
+        caches = TIER_REGISTRY[tier].takes("cache_dir") if tier in TIER_REGISTRY else False
+        params: _TierParams = {"cache_dir": str(out_dir / "embeddings")} if caches else {}
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", SplitWarning)
             result = distill(

@@ -1,4 +1,4 @@
-"""Hardening (``distill(..., harden=HardenConfig())``) and ensembles, on the bundled XSTest sample.
+"""Hardening (``distill(..., harden=Hardened())``) and ensembles, on the bundled XSTest sample.
 
 The sample's prompts are split by prompt: models learn GPT-4's labels on the even
 ones (hardening takes its own validation split of those), and exploits are counted
@@ -19,6 +19,7 @@ from tinyjudge.cli import app
 from tinyjudge.datasets.importers import Imported
 from tinyjudge.datasets.jsonl import read_jsonl, write_jsonl
 from tinyjudge.distill import (
+    EnsembleConfig,
     EnsembleRM,
     check_model_dir,
     distill,
@@ -27,7 +28,14 @@ from tinyjudge.distill import (
     training_set,
 )
 from tinyjudge.errors import UsageError
-from tinyjudge.exploit import Edit, HardenConfig, apply_edit, builtin_edits, flip_stats
+from tinyjudge.exploit import (
+    Edit,
+    HardenConfig,
+    Hardened,
+    apply_edit,
+    builtin_edits,
+    flip_stats,
+)
 from tinyjudge.exploit._harden import (
     augment,
     harden_target,
@@ -52,19 +60,21 @@ def halves(xs: Imported) -> tuple[list[Item], list[Item]]:
 
 
 @pytest.mark.parametrize(
-    ("field", "value", "match"),
+    ("cls", "field", "value", "match"),
     [
-        ("harden_bound", 1.5, r"harden_bound must be a finite number in \[0, 1\], got 1.5"),
-        ("harden_rounds", -1, r"harden_rounds must be a finite number in \[0, 20\], got -1"),
-        ("ensemble", 0, r"ensemble must be a finite number in \[1, 32\], got 0"),
-        ("ensemble_mode", "bagging", r"ensemble_mode must be one of 'bootstrap', 'seed'"),
-        ("ensemble_risk", float("nan"), r"ensemble_risk must be a finite number"),
+        (HardenConfig, "bound", 1.5, r"bound must be a finite number in \[0, 1\], got 1.5"),
+        (HardenConfig, "rounds", -1, r"rounds must be a finite number in \[0, 20\], got -1"),
+        (EnsembleConfig, "k", 0, r"k must be >= 1, got 0; allowed: \[1, 32\]"),
+        (EnsembleConfig, "mode", "bagging", r"mode must be one of 'bootstrap', 'seed'"),
+        (EnsembleConfig, "risk", float("nan"), r"risk must be a finite number"),
     ],
     ids=["bound", "rounds", "ensemble", "mode", "risk-nan"],
 )
-def test_a_bad_option_is_refused_naming_it(field: str, value: object, match: str) -> None:
+def test_a_bad_option_is_refused_naming_it(
+    cls: type, field: str, value: object, match: str
+) -> None:
     with pytest.raises(UsageError, match=match) as caught:
-        HardenConfig(**{field: value})  # type: ignore[arg-type]
+        cls(**{field: value})
     assert caught.value.param == field
 
 
@@ -127,7 +137,7 @@ def _claim_flip(model, items: list[Item]) -> float:
 def linear_pair(xs: Imported, halves):
     train, _ = halves
     plain = distill(train, xs.labels, "judge:gpt-4", "compliance", group_by="metadata.prompt_id")
-    config = HardenConfig(harden_target=TARGET, harden_rounds=2, harden_budget=20)
+    config = Hardened(HardenConfig(target=TARGET, rounds=2, budget=20))
     hard = distill(
         train, xs.labels, "judge:gpt-4", "compliance", group_by="metadata.prompt_id", harden=config
     )
@@ -192,14 +202,19 @@ def test_the_card_records_rounds_edits_and_validation_figures(linear_pair, tmp_p
 def test_harden_with_people_labels_is_refused(xs: Imported, halves) -> None:
     with pytest.raises(UsageError, match="harden and ensemble are not supported with human"):
         distill(halves[0], xs.labels, "judge:gpt-4", "compliance", human="human:final",
-                harden=HardenConfig())  # fmt: skip
+                harden=Hardened())  # fmt: skip
 
 
 def test_an_ensemble_serves_its_spread_and_a_conservative_score(xs: Imported, halves, tmp_path):
     train, test = halves
-    config = HardenConfig(harden=False, ensemble=3, ensemble_risk=1.0)
+    config = EnsembleConfig(k=3, risk=1.0)
     got = distill(
-        train, xs.labels, "judge:gpt-4", "compliance", group_by="metadata.prompt_id", harden=config
+        train,
+        xs.labels,
+        "judge:gpt-4",
+        "compliance",
+        group_by="metadata.prompt_id",
+        ensemble=config,
     )
     model = got.model
     assert isinstance(model, EnsembleRM) and len(model.members_) == 3
@@ -233,10 +248,13 @@ def test_distill_harden_on_the_command_line(xs: Imported, halves, tmp_path: Path
     assert done.exit_code == 0, done.output
     assert "hardened" in done.output
     record = check_model_dir(tmp_path / "rm")["card"]["harden"]
-    assert record["config"]["harden_rounds"] == 1 and len(record["rounds"]) <= 2
-    bad = run_tinyjudge(*args[:-7], "--harden", "--harden-bound", "2")
-    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
-    assert "--harden-bound must be a finite number in [0, 1], got 2" in bad.stderr
+    assert record["config"]["rounds"] == 1 and len(record["rounds"]) <= 2
+    for given in (["--harden", "--harden-bound", "2"], ["--harden-bound", "2"]):  # implies it
+        bad = run_tinyjudge(*args[:-7], *given)
+        assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+        assert "--harden-bound must be a finite number in [0, 1], got 2" in bad.stderr
+    bad = run_tinyjudge(*args[:-7], "--ensemble", "0")
+    assert bad.returncode == 2 and "--ensemble must be >= 1, got 0" in bad.stderr, bad.stderr
     assert list(read_jsonl(tmp_path / "items.jsonl", Item))  # inputs untouched
 
 

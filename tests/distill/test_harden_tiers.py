@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tinyjudge.datasets.importers import Imported
-from tinyjudge.distill import TrainingSet, distill, load_model
-from tinyjudge.exploit import Edit, HardenConfig, flip_stats
+from tinyjudge.distill import EnsembleConfig, TrainingSet, distill, load_model
+from tinyjudge.exploit import Edit, HardenConfig, Hardened, flip_stats
 from tinyjudge.records import Item
 
 TARGET = "full_compliance"
@@ -34,10 +34,9 @@ def test_hardening_the_probe_tier_with_minilm(xs: Imported, tmp_path: Path) -> N
     train = [it for it in xs.items if _prompt(it) % 2 == 0 and _prompt(it) % 3 != 0]
     test = [it for it in xs.items if _prompt(it) % 2 == 1][:120]
     params = {"cache_dir": str(tmp_path / "cache"), "max_length": 128}
-    config = HardenConfig(
-        harden_target=TARGET, harden_rounds=1, harden_copies=1, harden_share=0.5,
-        harden_mined=5, harden_budget=4,
-    )  # fmt: skip
+    config = Hardened(HardenConfig(
+        target=TARGET, rounds=1, copies=1, share=0.5, mined=5, budget=4,
+    ))  # fmt: skip
     got = {}
     for name, harden in (("plain", None), ("hard", config)):
         got[name] = distill(
@@ -57,10 +56,9 @@ def test_hardening_the_transformer_tier_runs_a_round(
     xs: Imported, small: TrainingSet, tiny_bert: Path, tmp_path: Path
 ) -> None:
     fast = {"max_length": 64, "epochs": 1, "lr": 3e-3, "batch_size": 16, "device": "cpu"}
-    config = HardenConfig(
-        harden_target=TARGET, harden_rounds=1, harden_bound=0.0, harden_copies=1,
-        harden_share=0.25, harden_mined=3, harden_budget=3, harden_keys=0.05,
-    )  # fmt: skip
+    config = Hardened(HardenConfig(
+        target=TARGET, rounds=1, bound=0.0, copies=1, share=0.25, mined=3, budget=3, keys=0.05,
+    ))  # fmt: skip
     result = distill(
         small.items, xs.labels, "judge:gpt-4", "compliance", tier="transformer",
         base=str(tiny_bert), group_by="metadata.prompt_id", harden=config, **fast,
@@ -83,10 +81,10 @@ def test_hardening_the_transformer_tier_runs_a_round(
 @pytest.mark.parametrize("k", [2], ids=["two"])
 def test_a_probe_ensemble_saves_and_loads(xs: Imported, small: TrainingSet, tiny_bert, tmp_path, k):
     params = {"encoder": str(tiny_bert), "cache_dir": str(tmp_path / "c"), "max_length": 64}
-    config = HardenConfig(harden=False, ensemble=k, ensemble_mode="seed")
+    config = EnsembleConfig(k=k, mode="seed")
     model = distill(
         small.items, xs.labels, "judge:gpt-4", "compliance", tier="probe",
-        group_by="metadata.prompt_id", harden=config, **params,
+        group_by="metadata.prompt_id", ensemble=config, **params,
     ).model  # fmt: skip
     model.save(tmp_path / "ens")
     back = load_model(tmp_path / "ens")

@@ -202,14 +202,16 @@ def test_client_disconnects_are_counted_apart_from_errors(linear_model) -> None:
 
 
 def test_get_reward_returns_an_ensembles_spread_beside_each_reward(xstest_items_labels) -> None:
-    from tinyjudge.distill import LinearRM, ensemble_fit
+    from tinyjudge.distill import EnsembleConfig, LinearRM, ensemble_fit
     from tinyjudge.distill._data import targets
 
     items, labels = xstest_items_labels
     gpt4 = {lab.item_id: lab for lab in labels if lab.source == "judge:gpt-4" and lab.label}
     train = [it for it in items[:300] if it.id in gpt4]
     Y = targets([gpt4[it.id] for it in train], LinearRM("compliance").rubric.label_names)
-    fit = ensemble_fit(lambda its, y: LinearRM("compliance").fit(its, y), 3, risk=2.0)
+    fit = ensemble_fit(
+        lambda its, y: LinearRM("compliance").fit(its, y), EnsembleConfig(k=3, risk=2.0)
+    )
     model = fit(train, Y)
     probe = items[300:306]
     prompts = [it.messages[0].text for it in probe]

@@ -85,7 +85,12 @@ def _unset(p: inspect.Parameter) -> inspect.Parameter:
     return p.replace(annotation=p.annotation | None)
 
 
-def _prefixed(cls: type[Config], prefix: str) -> list[inspect.Parameter]:
+def _shown(prefix: str, name: str, bare: str | None = None) -> str:
+    """The parameter a nested field is shown as: ``judge_model``, or ``prefix`` for ``bare``."""
+    return prefix if name == bare else f"{prefix}_{name}"
+
+
+def _prefixed(cls: type[Config], prefix: str, bare: str | None = None) -> list[inspect.Parameter]:
     """Every field of ``cls`` under ``prefix``, unset; a config it holds whole gives its own
     fields under the same prefix (the audit's judge: ``--audit-model`` beside ``--audit-rate``)."""
     params: list[inspect.Parameter] = []
@@ -94,7 +99,7 @@ def _prefixed(cls: type[Config], prefix: str) -> list[inspect.Parameter]:
         params += (
             _prefixed(inner, prefix)
             if inner is not None
-            else [_unset(_parameter(cls, f.name, f"{prefix}_{f.name}"))]
+            else [_unset(_parameter(cls, f.name, _shown(prefix, f.name, bare)))]
         )
     names = [p.name for p in params]
     clash = sorted({n for n in names if names.count(n) > 1})
@@ -103,8 +108,14 @@ def _prefixed(cls: type[Config], prefix: str) -> list[inspect.Parameter]:
     return params
 
 
-def _build_nested(cls: type[Config], prefix: str, values: dict[str, Any]) -> Config | None:
-    """``cls`` from the ``prefix_*`` flags given, or None when none was given.
+def _build_nested(
+    cls: type[Config],
+    prefix: str,
+    values: dict[str, Any],
+    bare: str | None = None,
+    switched: bool = False,
+) -> Config | None:
+    """``cls`` from the ``prefix_*`` flags given, or None when none was given (nor ``switched``).
 
     A config it holds whole is built the same way from the same prefix. Its errors
     name the flags as given (``judge_timeout``, not ``timeout``).
@@ -115,32 +126,34 @@ def _build_nested(cls: type[Config], prefix: str, values: dict[str, Any]) -> Con
         if inner is not None:
             if (whole := _build_nested(inner, prefix, values)) is not None:
                 given[f.name] = whole
-        elif values.get(f"{prefix}_{f.name}") is not None:
-            given[f.name] = values[f"{prefix}_{f.name}"]
-    if not given:
+        elif values.get(_shown(prefix, f.name, bare)) is not None:
+            given[f.name] = values[_shown(prefix, f.name, bare)]
+    if not given and not switched:
         return None
-    with under(prefix, cls):
+    with under(prefix, cls, bare):
         return cls(**given)
 
 
 @contextlib.contextmanager
-def under(prefix: str, cls: type[Config]) -> Iterator[None]:
+def under(prefix: str, cls: type[Config], bare: str | None = None) -> Iterator[None]:
     """Show the fields of ``cls`` that an error in the block names under ``prefix``.
 
     A nested config's own checks name its fields (``model``); the command shows
-    them as its flags (``--judge-model``).
+    them as its flags (``--judge-model``; ``bare``, the field shown as ``--prefix``).
     """
     try:
         yield
     except UsageError as e:
-        raise _renamed(e, prefix, {f.name for f in fields(cls)}) from None
+        raise _renamed(e, prefix, {f.name for f in fields(cls)}, bare) from None
 
 
-def _renamed(error: UsageError, prefix: str, names: set[str]) -> UsageError:
+def _renamed(
+    error: UsageError, prefix: str, names: set[str], bare: str | None = None
+) -> UsageError:
     """``error`` with the fields it names shown under ``prefix`` (``model`` -> ``judge_model``)."""
 
     def shown(name: str | None) -> str | None:
-        return f"{prefix}_{name}" if name in names else name
+        return _shown(prefix, name, bare) if name is not None and name in names else name
 
     message = str(error)
     for name in dict.fromkeys([p for p in (error.param, *error.also) if p in names]):
@@ -156,6 +169,8 @@ def config_flags(
     skip: tuple[str, ...] = (),
     prefix: str | None = None,
     into: str = "config",
+    switch: str | None = None,
+    bare: str | None = None,
 ) -> Callable[[F], F]:
     """Give a command one flag per field of ``cls`` and ``config=cls(...)`` from them.
 
@@ -169,11 +184,24 @@ def config_flags(
         prefix: show every field under this name (``--audit-model``) and hand the
             command None unless one of them is given (an optional judge).
         into: the command's parameter that receives the config.
+        switch: with ``prefix``, the help of a flag ``--prefix`` that, given alone,
+            makes ``cls()`` with its defaults (``--harden``; ``--harden-rounds 2``
+            alone hardens too).
+        bare: with ``prefix``, the field shown as ``--prefix`` itself (``--ensemble 5``
+            for ``EnsembleConfig.k``).
     """
     if prefix is not None:
-        params = _prefixed(cls, prefix)
+        params = _prefixed(cls, prefix, bare)
+        if switch is not None:
+            on = typer.Option(False, flag_of(prefix), help=switch)
+            params.append(inspect.Parameter(prefix, inspect.Parameter.KEYWORD_ONLY, default=on,
+                                            annotation=bool))  # fmt: skip
         DERIVED.update(p.name for p in params)
-        return _adding(params, into, cls.__name__, lambda v: _build_nested(cls, prefix, v))
+
+        def build_one(v: dict[str, Any]) -> Config | None:
+            return _build_nested(cls, prefix, v, bare, bool(switch and v.get(prefix)))
+
+        return _adding(params, into, cls.__name__, build_one)
     names = [f.name for f in fields(cls) if f.name not in skip]
     nested = {n: c for n in names if (c := _nested(cls, n)) is not None}
     params = []

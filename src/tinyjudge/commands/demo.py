@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from tinyjudge.distill import FEW_LABELS_TIER, chosen_tiers
+
 from ._config_flags import flag_of
 from ._io import out
 
@@ -15,7 +17,9 @@ __all__ = ["command"]
 def command(
     data: Path = typer.Option(None, help="XSTest-shaped folder (default: the bundled sample)"),
     out_dir: Path = typer.Option(Path("runs/demo"), "--out", help="where the demo writes"),
-    tier: str = typer.Option("probe", help="reward-model tier: linear, probe or encoder"),
+    tier: str = typer.Option(
+        FEW_LABELS_TIER, help="reward-model tier: " + ", ".join(chosen_tiers())
+    ),
     judge: str = typer.Option(
         "replay", "--judge", help="replay (recorded GPT-4 verdicts) or local (a live local model)"
     ),

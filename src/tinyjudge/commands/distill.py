@@ -9,13 +9,7 @@ from typing import Any
 import typer
 
 from tinyjudge._people_methods import DEFAULT_PEOPLE_METHOD, PEOPLE_METHODS
-from tinyjudge.distill import (
-    CrossConfig,
-    LinearConfig,
-    ProbeConfig,
-    TierConfig,
-    TransformerConfig,
-)
+from tinyjudge.distill import DEFAULT_TIER, TIER_REGISTRY, EnsembleConfig, chosen_tiers
 from tinyjudge.errors import UsageError
 from tinyjudge.exploit import HardenConfig
 
@@ -25,14 +19,9 @@ from ._io import err, out, read_label_files, resolve_rubric
 
 __all__ = ["command", "tier_options"]
 
-# the tiers whose options are flags (encoder: the transformer tier's first name)
-TIER_CONFIGS: dict[str, type[TierConfig]] = {
-    "linear": LinearConfig,
-    "probe": ProbeConfig,
-    "transformer": TransformerConfig,
-    "encoder": TransformerConfig,
-    "cross": CrossConfig,
-}
+# the tiers' configs whose fields are flags, one each (encoder: the transformer's first name)
+_TIER_CONFIGS = list(dict.fromkeys(t.config for t in chosen_tiers().values()))
+_TIER_HELP = " | ".join(f"{n} ({t.help})" if t.help else n for n, t in chosen_tiers().items())
 
 _HUMAN_METHODS_HELP = (
     " | ".join(f"{name} ({how.brief})" for name, how in PEOPLE_METHODS.items())
@@ -40,8 +29,14 @@ _HUMAN_METHODS_HELP = (
 )
 
 
-@config_flags(HardenConfig, skip=("harden",))
-@kind_flags([LinearConfig, ProbeConfig, TransformerConfig, CrossConfig])
+@config_flags(
+    HardenConfig,
+    prefix="harden",
+    into="harden",
+    switch="harden against exploits (augmentation, adversarial rounds); any --harden-* implies it",
+)
+@config_flags(EnsembleConfig, prefix="ensemble", into="ensemble", bare="k")
+@kind_flags(_TIER_CONFIGS)
 def command(
     items: Path = typer.Argument(..., help="items.jsonl"),
     labels: list[Path] = typer.Argument(
@@ -53,12 +48,7 @@ def command(
     rubric: str = typer.Option(
         None, "--rubric", help="rubric name or .yaml path (default: the teacher's labels')"
     ),
-    tier: str = typer.Option(
-        "linear",
-        "--tier",
-        help="linear | probe | transformer (any encoder or decoder: --base) | cross "
-        "(an encoder reading the references and the request beside the answer)",
-    ),
+    tier: str = typer.Option(DEFAULT_TIER, "--tier", help=_TIER_HELP),
     group_by: str = typer.Option(None, "--group-by", help="split key, e.g. metadata.prompt_id"),
     val_fraction: float = typer.Option(0.2, "--val-fraction", help="share held out"),
     name: str = typer.Option(None, "--name", help="model name (labels get rm:<name>)"),
@@ -81,11 +71,9 @@ def command(
         [], "--rater", help="dawid-skene: a human rater source, repeatable (default: --human)"
     ),
     quiet: bool = quiet_option(),
-    harden: bool = typer.Option(
-        False, "--harden", help="harden against exploits (augmentation, adversarial rounds)"
-    ),
     *,
-    config: HardenConfig,
+    harden: HardenConfig | None,
+    ensemble: EnsembleConfig | None,
     options: dict[str, Any],
 ) -> None:
     """Distill a source's labels (and, with --human, people's) into a small reward model.
@@ -103,6 +91,7 @@ def command(
     from tinyjudge.datasets.jsonl import read_items
     from tinyjudge.distill import SplitWarning, distill
     from tinyjudge.distill.hf import is_main_process, wait_for_everyone
+    from tinyjudge.exploit import Hardened
 
     # before any file is read: C=-1 is one line, not a traceback later
     tier_opts = tier_options(tier, options, param)
@@ -139,7 +128,8 @@ def command(
             human_method=human_method,
             human_weight=human_weight,
             raters=rater,
-            harden=_hardening(config, harden),
+            harden=None if harden is None else Hardened(harden),
+            ensemble=ensemble,
             **tier_opts,
         )
         if main:
@@ -178,7 +168,7 @@ def command(
             markup=False,
             soft_wrap=True,
         )
-    if getattr(result.model, "tier", "") == "probe":
+    if TIER_REGISTRY[tier].takes("cache_dir"):  # the tier caches its embeddings
         from tinyjudge._cache import default_cache_dir
 
         where = getattr(result.model, "cache_dir", None) or default_cache_dir()
@@ -224,13 +214,12 @@ def tier_options(tier: str, flags: dict[str, Any], pairs: list[str]) -> dict[str
         UsageError: a flag of another tier, a pair without a key, an unknown
             option, a value of the wrong kind or out of range (naming the field).
     """
-    cls = TIER_CONFIGS.get(tier)
-    if cls is None:
-        return {**flags, **LinearConfig.from_pairs(pairs)}  # distill names the unknown tier
-    classes = list(dict.fromkeys(TIER_CONFIGS.values()))
+    if tier not in TIER_REGISTRY:  # distill names the unknown tier
+        return {**flags, **TIER_REGISTRY[DEFAULT_TIER].config.from_pairs(pairs)}
+    cls = TIER_REGISTRY[tier].config
     for name in flags:
         if name not in {f.name for f in fields(cls)}:
-            kinds = kinds_of(classes, name)
+            kinds = kinds_of(_TIER_CONFIGS, name)
             owners = " and ".join(kinds) + (" tiers" if len(kinds) > 1 else " tier")
             raise UsageError(
                 f"{flag_of(name)} is an option of the {owners}, not of --tier {tier}",
@@ -239,13 +228,6 @@ def tier_options(tier: str, flags: dict[str, Any], pairs: list[str]) -> dict[str
     given = {**flags, **cls.from_pairs(pairs)}
     cls.options(**given)
     return given
-
-
-def _hardening(config: HardenConfig, harden: bool) -> HardenConfig | None:
-    """The config distill gets: hardening with --harden, an ensemble with --ensemble K."""
-    if not harden and config.ensemble == 1:
-        return None
-    return config.replace(harden=harden)
 
 
 def _print_harden(record: dict[str, Any] | None) -> None:

@@ -23,6 +23,7 @@ from ._configs import (
     TierConfig,
     TransformerConfig,
 )
+from ._tiers import DEFAULT_TIER, FEW_LABELS_TIER, TIER_REGISTRY, Tier, chosen_tiers
 
 if TYPE_CHECKING:
     from ._base import RewardModel
@@ -93,6 +94,11 @@ __all__ = [
     "export_merged",
     "ExportReport",
     "TIERS",
+    "TIER_REGISTRY",
+    "Tier",
+    "DEFAULT_TIER",
+    "FEW_LABELS_TIER",
+    "chosen_tiers",
     "make_model",
     "tier_config",
     "load_model",

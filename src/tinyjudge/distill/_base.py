@@ -67,11 +67,13 @@ class RewardModel(ClassifierMixin, BaseEstimator):
     # predict_proba keeps every probability in [PROB_FLOOR, 1 - PROB_FLOOR]: never
     # exactly 0 or 1, so a log (NLL, a calibrator, a reward) is always finite.
     PROB_FLOOR: ClassVar[float] = 1e-9
-    # A declared capability: the tier scores with a SoftLogistic ``head_`` over
-    # ``head_inputs(items)``, so distill's people combination can fit and merge heads on
-    # its features (distill/_combine.py). A new tier (a cross-encoder with a linear head)
-    # opts in by setting it and defining ``head_inputs``; no tier name is checked anywhere.
+    # Declared capabilities (no tier name is checked anywhere). linear_head: a SoftLogistic
+    # ``head_`` over ``head_inputs(items)``, which the people combination refits (_combine.py).
+    # takes_eval_set: ``fit(..., eval_set=(items, Y))`` scores a split while training.
+    # drops_unweighted_rows: rows of weight 0 teach it nothing and are left out of a fit.
     linear_head: ClassVar[bool] = False
+    takes_eval_set: ClassVar[bool] = False
+    drops_unweighted_rows: ClassVar[bool] = False
 
     # -- fitting ---------------------------------------------------------------
 
@@ -380,6 +382,11 @@ class RewardModel(ClassifierMixin, BaseEstimator):
             "```python\nimport tinyjudge\n\n"
             f'rm = tinyjudge.load_model("{model_dir.name}")\nlabels = rm.score_items(items)\n```'
         )
+
+    def top_terms(self, label: str, top: int = 20) -> list[tuple[str, float]]:
+        """The answer's words weighed most toward ``label``, with their weights, heaviest
+        first, where the tier's weights show words; none here (a search stays black-box)."""
+        return []
 
     # -- subclass hooks --------------------------------------------------------
 

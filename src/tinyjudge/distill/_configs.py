@@ -336,10 +336,20 @@ class CrossConfig(TransformerConfig):
 
 @dataclass
 class EnsembleConfig(TierConfig):
-    """An ensemble of one tier's models (fitted by distill's ``ensemble`` option)."""
+    """An ensemble of one tier's models: ``distill(..., ensemble=EnsembleConfig(k=5))``.
+
+    Every option of an ensemble is here: how many members, how each is drawn, and
+    how far the served score sits below their mean (``risk`` spreads).
+    ``k`` 1 fits a single model.
+    """
 
     tier: ClassVar[str] = "ensemble"
 
+    k: int = option(5, "reward models in the ensemble (1: a single model)", low=1, high=32)
+    mode: Literal["bootstrap", "seed"] = option(
+        "bootstrap", "bootstrap: each member on a resample of the training items; seed: seeds"
+    )
     risk: float = option(
         0.0, "the served score is the members' mean minus this many spreads", low=0, high=10
     )
+    seed: int = option(0, "seed of the members' resamples and orders")

@@ -76,6 +76,9 @@ class CrossRM(TransformerRM):
     tier: ClassVar[str] = "cross"
     config_class = CrossConfig
     config: CrossConfig
+    # its free examples are drawn from every item given (each question's references,
+    # other answers' openings), people-labelled or not
+    drops_unweighted_rows = False
 
     @property
     def view(self) -> str:

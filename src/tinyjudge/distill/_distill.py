@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 import numpy as np
 
@@ -15,12 +15,13 @@ from tinyjudge.results import short_repr
 from tinyjudge.rubric import Rubric, load_rubric
 
 from ._base import RewardModel, batched
-from ._configs import TierConfig
+from ._configs import EnsembleConfig, TierConfig
 from ._data import group_keys, grouped_split, training_set
+from ._ensemble import ensemble_fit
 from ._load import TIERS, tier_config
 from ._people import DEFAULT_PEOPLE_METHOD, fit_with_people, people_targets
 from ._split_checks import check_split
-from ._transformer import TransformerRM
+from ._tiers import DEFAULT_TIER
 from .hf import is_main_process
 
 if TYPE_CHECKING:
@@ -30,24 +31,33 @@ __all__ = ["DistillResult", "Hardening", "distill", "teacher_of", "agreement", "
 
 
 class Hardening(Protocol):
-    """How ``distill`` fits when asked to harden (``tinyjudge.exploit.HardenConfig``).
+    """What ``distill`` hardens through (``tinyjudge.exploit.Hardened``): a wrapper of any
+    tier's fit, as scikit-learn's ``CalibratedClassifierCV`` wraps an estimator.
 
-    Hardening searches the model with the exploit stage, which sits above
-    distill; distill calls it through this one method and imports none of it.
+    Hardening searches the model with the exploit stage, which sits above distill;
+    distill hands it the tier's fit once and imports none of it. ``fit`` leaves the
+    hardened model in ``model_`` and the card's record in ``record_``.
     """
 
-    harden: bool
-    ensemble: int
+    model_: RewardModel
+    record_: dict[str, Any]
 
-    def fit_model(
+    def fit(
         self,
         fit: Callable[[list[Item], np.ndarray], RewardModel],
         items: list[Item],
         Y: np.ndarray,
         val_items: list[Item],
         rubric: Rubric,
-        group_by: str | None,
-    ) -> tuple[RewardModel, dict[str, Any] | None]: ...
+        group_by: str | None = None,
+    ) -> Hardening: ...
+
+
+class _Watched(Protocol):
+    """A tier that ``takes_eval_set``: its fit scores a split while it trains."""
+
+    def fit(self, items: list[Item], y: np.ndarray, *, eval_set: tuple[list[Item], np.ndarray]
+            ) -> RewardModel: ...  # fmt: skip
 
 
 class DistillResult(NamedTuple):
@@ -140,6 +150,7 @@ def distill(
     human_weight: float | None = None,
     raters: Sequence[str] = (),
     harden: Hardening | None = None,
+    ensemble: EnsembleConfig | None = None,
     config: TierConfig | None = None,
     name: str | None = None,
     **options: Any,
@@ -177,12 +188,13 @@ def distill(
         human_method: how the two are combined, one of ``PEOPLE_METHODS``.
         human_weight: the ``weighted`` method's weight of a person's row.
         raters: human rater sources for ``dawid-skene``.
-        harden: a :class:`tinyjudge.exploit.HardenConfig` hardens the model
+        harden: ``tinyjudge.exploit.Hardened(HardenConfig(...))`` hardens the model
             against exploits: label-preserving edits and the rubric's claims,
             master keys, then adversarial rounds until the best exploit on the
-            validation split flips under ``harden_bound``; its ``ensemble=K``
-            fits K members and serves their mean minus ``ensemble_risk`` spreads.
-            The card gets the record under ``harden``.
+            validation split flips under its ``bound``. The card gets the record
+            under ``harden``.
+        ensemble: an :class:`EnsembleConfig` fits ``k`` members (each hardened fit
+            too) and serves their mean minus ``risk`` spreads; ``k`` 1 is one model.
         config: the tier's options whole (:class:`LinearConfig`, :class:`ProbeConfig`,
             :class:`TransformerConfig`), used as given.
         name: the model's name (its labels get source ``rm:<name>``).
@@ -194,14 +206,22 @@ def distill(
             ``source``/``rubric``), an option not of the tier or out of range.
     """
     source, rubric = teacher_of(labels, source, rubric, (human, *raters))
-    tier = tier or (config.tier if config is not None else "linear")
+    tier = tier or (config.tier if config is not None else DEFAULT_TIER)
     tier_options = tier_config(tier, rubric, config, **options)
 
     def new_model() -> RewardModel:
         return TIERS[tier](rubric, name, config=tier_options)
 
+    if harden is not None and not callable(getattr(harden, "fit", None)):
+        raise UsageError(
+            f"harden takes a hardening wrapper, got a {type(harden).__name__}: pass "
+            "harden=Hardened(HardenConfig(...)) (from tinyjudge.exploit)",
+            param="harden",
+        )
+    if ensemble is not None and ensemble.k == 1:
+        ensemble = None
     if human is not None:
-        if harden is not None and (harden.harden or harden.ensemble > 1):
+        if harden is not None or ensemble is not None:
             raise UsageError(
                 "harden and ensemble are not supported with human labels yet; drop one",
                 param="harden",
@@ -217,18 +237,18 @@ def distill(
 
     def fit(fit_items: list[Item], Y: np.ndarray) -> RewardModel:
         one = new_model()
-        if isinstance(one, TransformerRM):  # scored after each epoch, the best epoch kept
-            return one.fit(fit_items, Y, eval_set=(val_items, ts.y_soft[val]))
+        if one.takes_eval_set:  # e.g. scored after each epoch, the best epoch kept
+            return cast(_Watched, one).fit(fit_items, Y, eval_set=(val_items, ts.y_soft[val]))
         return one.fit(fit_items, Y)
 
+    fit_one = fit if ensemble is None else ensemble_fit(fit, ensemble)
     train_items = [ts.items[i] for i in train]
     record: dict[str, Any] | None = None
     if harden is not None:
-        model, record = harden.fit_model(
-            fit, train_items, ts.y_soft[train], val_items, rubric, group_by
-        )
+        harden.fit(fit_one, train_items, ts.y_soft[train], val_items, rubric, group_by)
+        model, record = harden.model_, harden.record_
     else:
-        model = fit(train_items, ts.y_soft[train])
+        model = fit_one(train_items, ts.y_soft[train])
     if not is_main_process():
         # Data-parallel: rank 0 alone validates (and saves); the others trained their shard.
         return DistillResult(model, {}, len(train), len(val), ts.n_unscored)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -54,6 +54,7 @@ class EnsembleRM(Configured):
         if len(members) < 2:
             raise UsageError(f"an ensemble needs at least 2 members, got {len(members)}")
         self.members_ = list(members)
+        self.config = self.config.replace(k=len(members))  # a loaded directory's own count
         self.classes_ = list(self.rubric.label_names)
         first = dict(getattr(self.members_[0], "card_", {}))
         self.card_ = {**first, "ensemble": {"k": len(members), "tier": members[0].tier,
@@ -81,7 +82,7 @@ class EnsembleRM(Configured):
 
     def _fit(self, items: list[Item], Y: np.ndarray, sample_weight: np.ndarray) -> None:
         raise UsageError(
-            "an ensemble is fitted by distill: pass harden=HardenConfig(ensemble=K)",
+            "an ensemble is fitted by distill: pass ensemble=EnsembleConfig(k=K)",
             param="ensemble",
         )
 
@@ -142,13 +143,9 @@ class EnsembleRM(Configured):
 
 
 def ensemble_fit(
-    fit: Fit,
-    k: int,
-    mode: Literal["bootstrap", "seed"] = "bootstrap",
-    risk: float = 0.0,
-    seed: int = 0,
+    fit: Fit, config: EnsembleConfig
 ) -> Callable[[list[Item], np.ndarray], EnsembleRM]:
-    """``fit`` made to fit ``k`` members and return their :class:`EnsembleRM`.
+    """``fit`` made to fit ``config.k`` members and return their :class:`EnsembleRM`.
 
     ``bootstrap``: each member on a resample (with replacement) of the items;
     ``seed``: each member on all items in another order (for tiers whose
@@ -156,15 +153,15 @@ def ensemble_fit(
     """
 
     def fit_all(items: list[Item], Y: np.ndarray) -> EnsembleRM:
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(config.seed)
         members = []
-        for _ in range(k):
-            if mode == "bootstrap":
+        for _ in range(config.k):
+            if config.mode == "bootstrap":
                 rows = rng.integers(0, len(items), size=len(items))
             else:
                 rows = rng.permutation(len(items))
             members.append(fit([items[int(i)] for i in rows], Y[rows]))
-        ens = EnsembleRM(members[0].rubric, members[0].name, risk=risk)
+        ens = EnsembleRM(members[0].rubric, members[0].name, config=config)
         return ens.set_members(members)
 
     return fit_all

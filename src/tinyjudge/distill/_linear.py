@@ -277,7 +277,37 @@ class SoftLogistic:
         return head
 
 
-class LinearRM(Configured):
+class TextTerms:
+    """``top_terms`` for a tier whose ``head_`` reads the linear tier's TF-IDF block first."""
+
+    features_: TextFeatures
+    head_: SoftLogistic
+    classes_: list[str]
+
+    def top_terms(self, label: str, top: int = 20) -> list[tuple[str, float]]:
+        """The response words weighed most toward ``label`` (the label's coefficient minus
+        the mean of the others'), heaviest first, those that push toward it."""
+        vocab = self.features_.vocab_
+        if "response_words" not in vocab:
+            return []
+        offset = 0
+        for name, v in vocab.items():
+            if name == "response_words":
+                break
+            offset += len(v)
+        k = list(self.classes_).index(label)
+        rows = list(np.asarray(self.head_.present_))
+        if k not in rows:
+            return []
+        coef = np.asarray(self.head_.coef_, dtype=np.float64)
+        words = vocab["response_words"]
+        cols = np.fromiter(words.values(), dtype=np.int64) + offset
+        w = coef[rows.index(k), cols] - np.delete(coef, rows.index(k), axis=0)[:, cols].mean(axis=0)
+        terms = list(words)
+        return [(terms[i], float(w[i])) for i in np.argsort(-w)[:top] if w[i] > 0]
+
+
+class LinearRM(TextTerms, Configured):
     """TF-IDF features of the reply, its opening and the request, with logistic regression.
 
     Args:

@@ -276,9 +276,9 @@ def fit_with_people(
     re-weighted by the previous model (EM for the forward-corrected likelihood
     ``sum_h p(h | x) C[h, j]``); the other methods fit once.
     """
-    if pt.asked == "auto" and getattr(model, "linear_head", False):
+    if pt.asked == "auto" and model.linear_head:
         return _combined(model, pt, [it.id for it in pt.items] if groups is None else groups)
-    if pt.method == "people" and getattr(model, "tier", "") in ("transformer", "encoder"):
+    if pt.method == "people" and model.drops_unweighted_rows:
         # rows of weight 0 teach a fine-tuned transformer nothing and cost a forward pass each
         keep = np.flatnonzero(pt.weight > 0)
         model.fit([pt.items[i] for i in keep], pt.Y[keep], pt.weight[keep])

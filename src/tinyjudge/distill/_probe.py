@@ -26,13 +26,20 @@ from tinyjudge.records import Item
 from ._configs import ProbeConfig
 from ._configured import Configured
 from ._embed import FrozenEncoder
-from ._linear import SoftLogistic, TextFeatures, _refuse_pairwise, load_text_head, save_text_head
+from ._linear import (
+    SoftLogistic,
+    TextFeatures,
+    TextTerms,
+    _refuse_pairwise,
+    load_text_head,
+    save_text_head,
+)
 from ._text import View, opening
 
 __all__ = ["ProbeRM"]
 
 
-class ProbeRM(Configured):
+class ProbeRM(TextTerms, Configured):
     """Frozen-encoder embeddings (reply opening, whole reply) + TF-IDF, logistic head.
 
     The options are the fields of :class:`ProbeConfig`: ``encoder`` (default

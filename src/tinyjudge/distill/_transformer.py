@@ -75,6 +75,8 @@ class TransformerRM(Configured):
     tier: ClassVar[str] = "transformer"
     config_class = TransformerConfig
     config: TransformerConfig
+    takes_eval_set = True  # scores the validation split after each epoch, keeps the best
+    drops_unweighted_rows = True
 
     @property
     def pairwise(self) -> bool:
