@@ -48,7 +48,7 @@ import numpy as np
 from tinyjudge.cascade import choose_threshold
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.distill import agreement, distill, export_onnx, load_model
-from tinyjudge.exploit import HardenConfig, builtin_edits, flip_stats, search_phrases
+from tinyjudge.exploit import HardenConfig, Hardened, builtin_edits, flip_stats, search_phrases
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import load_rubric
 
@@ -188,7 +188,7 @@ def _capped(items: list[Item], cap: int | None) -> list[Item]:
 
 def _hardening(args: argparse.Namespace) -> dict[str, Any]:
     """The hardening options given on the command line (none: the defaults)."""
-    given = {"harden_copies": args.harden_copies, "harden_rounds": args.harden_rounds}
+    given = {"copies": args.harden_copies, "rounds": args.harden_rounds}
     return {k: v for k, v in given.items() if v is not None}
 
 
@@ -206,7 +206,7 @@ def _measure(
     params: dict[str, Any] = {}
     # the probe's cache is cold for each fit: its training time counts the embedding
     params = _tier_params(tier, args, work / f"{task['name']}-{variant}-emb")
-    harden = HardenConfig(**_hardening(args)) if variant == "hardened" else None
+    harden = Hardened(HardenConfig(**_hardening(args))) if variant == "hardened" else None
     t0 = time.perf_counter()
     result = distill(
         task["train"], task["labels"], task["source"], task["rubric"], tier=tier,
