@@ -21,6 +21,7 @@ from tinyjudge.datasets.jsonl import read_jsonl, write_jsonl
 from tinyjudge.distill import (
     EnsembleConfig,
     EnsembleRM,
+    LinearRM,
     check_model_dir,
     distill,
     load_model,
@@ -271,3 +272,32 @@ def test_distill_harden_on_the_command_line(xs: Imported, halves, tmp_path: Path
 def test_worse_edits_names_each_rise_worst_first(before, after, worse) -> None:
     got = worse_edits({"edit_flips": before}, {"edit_flips": after})
     assert got == worse and list(got) == list(worse)
+
+
+@pytest.mark.parametrize("if_worse", ["plain", "keep"])
+def test_the_plain_model_is_kept_when_it_beats_every_round(xs: Imported, halves, if_worse) -> None:
+    """A tier whose fit goes wrong on the augmented pool (it learns the labels of the
+    copies rotated one class over): every round is worse than the plain model on the
+    validation figures, so the default keeps the plain model and says so; ``keep``
+    keeps the best round as before."""
+    train, val = halves
+    ts = training_set(train, xs.labels, "judge:gpt-4", "compliance")
+    rubric = load_rubric("compliance")
+    n = len(ts.items)
+
+    def fit(items: list[Item], Y: np.ndarray):
+        bad = np.vstack([Y[:n], np.roll(Y[n:], 1, axis=1)])  # the copies' labels rotated
+        return LinearRM("compliance").fit(items, bad)
+
+    hardened = Hardened(HardenConfig(target=TARGET, rounds=1, budget=8, if_worse=if_worse))
+    hardened.fit(fit, ts.items, ts.y_soft, val[:120], rubric, "metadata.prompt_id")
+    record = hardened.record_
+    plain = (record["before"]["best_search_flip"], record["before"]["worst_format_flip"])
+    rounds = [(r["best_search_flip"], r["worst_format_flip"]) for r in record["rounds"]]
+    assert all(plain < r for r in rounds), (plain, rounds)  # the setup: every round worse
+    if if_worse == "plain":
+        assert record["kept_round"] is None and record["after"] == record["before"]
+        assert hardened.model_.card_["n_train"] == n  # the plain fit, on the answers alone
+    else:
+        assert record["kept_round"] in range(len(rounds))
+        assert hardened.model_.card_["n_train"] > n

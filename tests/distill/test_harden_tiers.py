@@ -58,6 +58,7 @@ def test_hardening_the_transformer_tier_runs_a_round(
     fast = {"max_length": 64, "epochs": 1, "lr": 3e-3, "batch_size": 16, "device": "cpu"}
     config = Hardened(HardenConfig(
         target=TARGET, rounds=1, bound=0.0, copies=1, share=0.25, mined=3, budget=3, keys=0.05,
+        if_worse="keep",  # the hardened fit is what this test counts, even when plain wins
     ))  # fmt: skip
     result = distill(
         small.items, xs.labels, "judge:gpt-4", "compliance", tier="transformer",

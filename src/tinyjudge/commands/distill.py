@@ -241,6 +241,11 @@ def _print_harden(record: dict[str, Any] | None) -> None:
         f"worst format edit {b['worst_format_flip']:.1%} -> {a['worst_format_flip']:.1%} "
         "of validation items flipped (phrases mined from the validation items)"
     )
+    if "kept_round" in record and record["kept_round"] is None:
+        out.print(
+            "  no hardened round beat the plain model on the validation figures: the plain "
+            "model is kept (--harden-if-worse keep takes the best round)"
+        )
     worse = record.get("worse_edits") or {}
     if worse:
         out.print(

@@ -112,6 +112,13 @@ def _references_line(names: list[str] | None) -> str:
     return ", with the references " + ", ".join(f"`{n}`" for n in names) if names else ""
 
 
+def _kept(h: dict[str, Any]) -> str:
+    """Which model hardening kept: a round, or the plain model when it beat every round."""
+    if "kept_round" in h and h["kept_round"] is None:
+        return "the plain model kept (it beat every round on the validation figures)"
+    return f"round {h.get('kept_round', '?')} kept (the fewest validation flips)"
+
+
 def _pct(x: Any) -> str:
     return f"{x:.1%}" if isinstance(x, float) else "?"
 
@@ -130,8 +137,7 @@ def _harden_lines(card: dict[str, Any]) -> list[str]:
             f"{h.get('n_augmented', 0)} edited copies and {h.get('n_master_keys', 0)} master-key "
             f"items added ({len(h.get('edits', []))} edits: format, length, claims, mined "
             f"openings); {len(h.get('rounds', [])) - 1} adversarial round(s), bound "
-            f"{_pct(h.get('bound'))}, round {h.get('kept_round', '?')} kept (the fewest "
-            "validation flips). On the validation split, plain -> hardened:",
+            f"{_pct(h.get('bound'))}, {_kept(h)}. On the validation split, plain -> kept:",
             "",
             "| figure | plain | hardened |",
             "|---|---|---|",
