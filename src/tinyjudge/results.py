@@ -13,6 +13,9 @@ where it renames or adds a key), rather than listing its fields again.
 (True, True)
 >>> Interval(0.5).to_dict()
 {'value': 0.5, 'low': None, 'high': None}
+
+That dict is the one JSON form of an interval in every file tinyjudge writes
+(docs/formats.md); :meth:`Interval.read` reads it, and the older forms, back.
 """
 
 from __future__ import annotations
@@ -74,8 +77,38 @@ class Interval:
         return str(self if bounds else Interval(self.value))
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form: ``{"value", "low", "high"}``."""
-        return {"value": self.value, "low": self.low, "high": self.high}
+        """The JSON form of every interval tinyjudge writes: ``{"value", "low", "high"}``
+        (a value that could not be computed, ``nan``, is ``None``)."""
+        value = None if math.isnan(self.value) else self.value
+        return {"value": value, "low": self.low, "high": self.high}
+
+    @classmethod
+    def read(cls, row: Mapping[str, Any], key: str, old: str | None = None) -> Interval:
+        """``row[key]`` as an Interval: the JSON form, or a form files written before it hold.
+
+        The older forms: the value under ``key`` with ``[low, high]`` beside it under
+        ``old`` (default ``<key>_ci``: ``"kappa"`` and ``"kappa_ci"``; the exploit rows'
+        ``"flip_ci"``, the estimate's ``"ci"``, the audit's ``"interval"``), or an object
+        ``{"value" or "estimate", "ci": [low, high]}``. ``None`` is ``nan``.
+
+        Raises:
+            KeyError: ``row`` has no ``key``.
+
+        >>> Interval.read({"kappa": {"value": 0.5, "low": 0.25, "high": 0.75}}, "kappa")
+        Interval(value=0.5, low=0.25, high=0.75)
+        >>> Interval.read({"kappa": 0.5, "kappa_ci": [0.25, 0.75]}, "kappa")
+        Interval(value=0.5, low=0.25, high=0.75)
+        >>> Interval.read({"rate": {"estimate": None, "ci": [None, None]}}, "rate").shown()
+        '–'
+        """
+        got = row[key]
+        if isinstance(got, Mapping):
+            value = got.get("value", got.get("estimate"))
+            ends = got["ci"] if "ci" in got else (got.get("low"), got.get("high"))
+        else:
+            value, ends = got, row.get(old or f"{key}_ci")
+        low, high = ends if ends is not None else (None, None)
+        return cls(math.nan if value is None else float(value), low, high)
 
 
 def plain(value: Any) -> Any:

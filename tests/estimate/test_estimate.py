@@ -453,9 +453,9 @@ def test_cli_estimate_on_xstest(xstest_full, tmp_path: Path) -> None:
         "mistralinstruct",
     }
     o = got["overall"]
-    assert o["ci"][0] <= o["rate"] <= o["ci"][1]
-    assert o["human_only_ci"][0] <= o["human_only"] <= o["human_only_ci"][1]
-    assert got["comparison"]["a"] == "llama2orig" and got["comparison"]["difference"] > 0
+    assert o["rate"]["low"] <= o["rate"]["value"] <= o["rate"]["high"]
+    assert o["human_only"]["low"] <= o["human_only"]["value"] <= o["human_only"]["high"]
+    assert got["comparison"]["a"] == "llama2orig" and got["comparison"]["difference"]["value"] > 0
 
 
 @pytest.mark.parametrize(
@@ -507,8 +507,8 @@ def test_estimate_rates_gives_typed_rows_on_the_bundled_xstest(xstest_sample: Pa
         (rep.groups[g], saved["groups"][g]) for g in saved["groups"]
     )]:  # fmt: skip
         assert isinstance(row, RateRow) and isinstance(row.rate, Interval)
-        assert row.rate == Interval(figures["rate"], *figures["ci"])
-        assert row.human_only == Interval(figures["human_only"], *figures["human_only_ci"])
+        assert row.rate == Interval(**figures["rate"])
+        assert row.human_only == Interval(**figures["human_only"])
         assert (row.n_human, row.n_items, row.lam) == (
             figures["n_human"],
             figures["n_items"],
@@ -516,10 +516,8 @@ def test_estimate_rates_gives_typed_rows_on_the_bundled_xstest(xstest_sample: Pa
         )
         assert row.rate.low <= row.rate.value <= row.rate.high
     assert rep.overall.method == saved["method"] == "ppi++" and rep.overall.level == 0.9
-    assert str(rep.overall.rate).startswith(f"{saved['overall']['rate']:.3f} [")
+    assert str(rep.overall.rate).startswith(f"{saved['overall']['rate']['value']:.3f} [")
     assert rep.overall.n_human == rep.counts["human"] and rep.overall.n_items == rep.counts["items"]
     assert isinstance(rep.comparison, RateComparison)
-    assert rep.comparison.difference == Interval(
-        saved["comparison"]["difference"], *saved["comparison"]["ci"]
-    )
+    assert rep.comparison.difference == Interval(**saved["comparison"]["difference"])
     assert (rep.comparison.a, rep.comparison.b) == ("llama2orig", "mistralinstruct")
