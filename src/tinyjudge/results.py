@@ -87,16 +87,17 @@ class Interval:
         """``row[key]`` as an Interval: the JSON form, or a form files written before it hold.
 
         The older forms: the value under ``key`` with ``[low, high]`` beside it under
-        ``old`` (default ``<key>_ci``: ``"kappa"`` and ``"kappa_ci"``; the exploit rows'
-        ``"flip_ci"``, the estimate's ``"ci"``, the audit's ``"interval"``), or an object
-        ``{"value" or "estimate", "ci": [low, high]}``. ``None`` is ``nan``.
+        ``old`` (default ``key`` and ``_ci``: ``kappa`` with ``kappa_ci``; an exploit row's
+        ``flip_to_target`` with ``flip_ci``, an estimate's ``rate`` with ``ci``, the server
+        audit's ``agreement`` with ``interval``), or an object ``{"value" or "estimate",
+        "ci": [low, high]}``. ``None`` is ``nan``.
 
         Raises:
             KeyError: ``row`` has no ``key``.
 
         >>> Interval.read({"kappa": {"value": 0.5, "low": 0.25, "high": 0.75}}, "kappa")
         Interval(value=0.5, low=0.25, high=0.75)
-        >>> Interval.read({"kappa": 0.5, "kappa_ci": [0.25, 0.75]}, "kappa")
+        >>> Interval.read(dict(kappa=0.5, kappa_ci=[0.25, 0.75]), "kappa")
         Interval(value=0.5, low=0.25, high=0.75)
         >>> Interval.read({"rate": {"estimate": None, "ci": [None, None]}}, "rate").shown()
         '–'
@@ -106,7 +107,7 @@ class Interval:
             value = got.get("value", got.get("estimate"))
             ends = got["ci"] if "ci" in got else (got.get("low"), got.get("high"))
         else:
-            value, ends = got, row.get(old or f"{key}_ci")
+            value, ends = got, row.get(old or "_".join((key, "ci")))
         low, high = ends if ends is not None else (None, None)
         return cls(math.nan if value is None else float(value), low, high)
 

@@ -280,8 +280,9 @@ def with_exploit(
     return replace(report, exploit=_exploit_intervals(exploit))
 
 
-# an exploit.json written before the one interval form: each rate beside its bounds' key
-_OLD_EXPLOIT = {"flip_to_target": "flip_ci", "mean_shift": "shift_ci"}
+# an exploit.json written before the one interval form: each rate's bounds beside it, under
+# the key's first word and "ci"
+_OLD_EXPLOIT = {"flip_to_target": "flip", "mean_shift": "shift"}
 
 
 def _exploit_intervals(exploit: dict[str, Any]) -> dict[str, Any]:
@@ -289,8 +290,9 @@ def _exploit_intervals(exploit: dict[str, Any]) -> dict[str, Any]:
     form its file has them (:meth:`Interval.read`)."""
 
     def row(r: dict[str, Any]) -> dict[str, Any]:
-        rates = {k: Interval.read(r, k, old).to_dict() for k, old in _OLD_EXPLOIT.items() if k in r}
-        return {k: v for k, v in r.items() if k not in _OLD_EXPLOIT.values()} | rates
+        old = {k: "_".join((word, "ci")) for k, word in _OLD_EXPLOIT.items()}
+        rates = {k: Interval.read(r, k, old[k]).to_dict() for k in old if k in r}
+        return {k: v for k, v in r.items() if k not in old.values()} | rates
 
     out = exploit | {"edits": [row(r) for r in exploit["edits"]]}
     if exploit.get("search"):

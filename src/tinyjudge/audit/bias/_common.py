@@ -17,7 +17,7 @@ from tinyjudge.errors import UsageError
 from tinyjudge.records import Label
 from tinyjudge.results import Interval
 
-__all__ = ["Interval", "cluster_keys", "mean_ci", "one_source"]
+__all__ = ["Interval", "cluster_keys", "mean_interval", "one_source"]
 
 
 def cluster_keys(ids: Sequence[str], groups: Mapping[str, Any] | None) -> list[Any] | None:
@@ -32,7 +32,7 @@ def cluster_keys(ids: Sequence[str], groups: Mapping[str, Any] | None) -> list[A
     return [("group", g) if (g := groups.get(i)) is not None else ("item", i) for i in ids]
 
 
-def mean_ci(
+def mean_interval(
     values: np.ndarray,
     ids: Sequence[str],
     groups: Mapping[str, Any] | None,

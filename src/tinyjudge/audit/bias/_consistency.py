@@ -10,7 +10,7 @@ import numpy as np
 from tinyjudge.errors import UsageError
 from tinyjudge.records import Label
 
-from ._common import Interval, mean_ci, one_source
+from ._common import Interval, mean_interval, one_source
 
 __all__ = ["SelfConsistency", "self_consistency", "samples_from_labels"]
 
@@ -94,7 +94,7 @@ def self_consistency(
     a = np.asarray(agree)
     kappa = fleiss_kappa(rows) if len({len(r) for r in rows}) == 1 else None
     return SelfConsistency(
-        mean_ci(a, kept_ids, groups, level, n_boot, seed),
+        mean_interval(a, kept_ids, groups, level, n_boot, seed),
         float(np.mean(a == 1.0)),
         kappa,
         len(rows),

@@ -10,7 +10,7 @@ import numpy as np
 from tinyjudge.errors import UsageError
 from tinyjudge.records import Label
 
-from ._common import Interval, mean_ci, one_source
+from ._common import Interval, mean_interval, one_source
 
 __all__ = ["PositionBias", "position_bias"]
 
@@ -88,10 +88,10 @@ def position_bias(
         )
     f, s = np.asarray(flips), np.asarray(first)
     return PositionBias(
-        mean_ci(f, ids, groups, level, n_boot, seed),
+        mean_interval(f, ids, groups, level, n_boot, seed),
         len(ids),
         int(f.sum()),
-        mean_ci(s, first_ids, groups, level, n_boot, seed),
+        mean_interval(s, first_ids, groups, level, n_boot, seed),
         unscored,
         level,
     )

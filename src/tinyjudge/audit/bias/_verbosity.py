@@ -13,7 +13,7 @@ from tinyjudge.audit.lengths import message_token_text
 from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label, Message
 
-from ._common import Interval, cluster_keys, mean_ci, one_source
+from ._common import Interval, cluster_keys, mean_interval, one_source
 
 __all__ = ["VerbosityBias", "verbosity_bias", "longer_wins", "response_length"]
 
@@ -127,7 +127,7 @@ def verbosity_bias(
         )
     ids = list(judge)
     w = np.asarray([judge[i] for i in ids])
-    ci = mean_ci(w, ids, groups, level, n_boot, seed)
+    ci = mean_interval(w, ids, groups, level, n_boot, seed)
     if reference is None:
         return VerbosityBias(ci, len(ids), None, None, 0, level)
     ref = _wins(one_source(reference, "verbosity_bias reference"), lengths)
