@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import html
 import math
+import numbers
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
@@ -51,9 +52,9 @@ class Interval:
         return self.high - self.low
 
     def __contains__(self, x: object) -> bool:
-        if self.low is None or self.high is None or not isinstance(x, int | float):
+        if self.low is None or self.high is None or not isinstance(x, numbers.Real):
             return False
-        return self.low <= x <= self.high
+        return self.low <= float(x) <= self.high
 
     def __format__(self, spec: str) -> str:
         fmt = spec or ".3f"

@@ -34,10 +34,12 @@ def test_with_cheap_scores_the_rate_is_prediction_powered():
     # The reviewer's labels as the estimate module reads them: positive -> 1, NaN unlabelled.
     ref = estimate_rate(cheap, [1, 0, 1, np.nan, np.nan, np.nan], level=0.95).estimate
     assert (est.method, est.n) == ("ppi++", 3)
-    assert (est.rate, est.low, est.high) == pytest.approx((ref.estimate, *ref.ci))
+    assert (est.rate, est.low, est.high) == pytest.approx(
+        (ref.estimate, ref.interval.low, ref.interval.high)
+    )
     alone = wilson_mean([1, 0, 1], level=0.95)
     assert (est.human_rate, est.human_low, est.human_high) == pytest.approx(
-        (alone.estimate, *alone.ci)
+        (alone.estimate, alone.interval.low, alone.interval.high)
     )
 
 
@@ -51,7 +53,9 @@ def test_after_active_selection_the_rate_is_stratified_once_every_bin_has_a_labe
     est = rate_estimate(RUBRIC, ids, answers, cheap, "stratified")
     ref = estimate_rate(cheap, [0, 0, np.nan, 1, 0, np.nan], level=0.95, method="stratified")
     assert est.method == "stratified"
-    assert (est.rate, est.low, est.high) == pytest.approx((ref.rate, *ref.ci))
+    assert (est.rate, est.low, est.high) == pytest.approx(
+        (ref.rate, ref.interval.low, ref.interval.high)
+    )
 
 
 def test_no_rate_before_two_answers_or_without_positive_labels():

@@ -16,6 +16,7 @@ import numpy as np
 from tinyjudge.audit.agreement import cohen_kappa
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Label
+from tinyjudge.results import Interval
 from tinyjudge.rubric import Rubric
 
 __all__ = ["RateEstimate", "SourceAgreement", "rate_estimate", "agreement", "verdicts"]
@@ -78,7 +79,7 @@ def rate_estimate(
     if n < 2:
         return None
     alone = wilson_mean(human[~np.isnan(human)], level=_LEVEL)
-    base = RateEstimate(alone.estimate, *alone.ci, n, "Wilson")
+    base = RateEstimate(*_ends(alone.interval), n, "Wilson")
     if cheap is None:
         return base
     try:
@@ -86,7 +87,11 @@ def rate_estimate(
     except TinyjudgeError as e:
         # e.g. the stratified estimate before every cheap-score bin has a label
         return RateEstimate(None, None, None, n, method, *base[:3], note=str(e))
-    return RateEstimate(est.estimate, *est.ci, n, est.method, *base[:3])
+    return RateEstimate(*_ends(est.interval), n, est.method, *base[:3])
+
+
+def _ends(x: Interval) -> tuple[float, float | None, float | None]:
+    return x.value, x.low, x.high
 
 
 def _kappa(a: list[str], b: list[str]) -> float | None:
