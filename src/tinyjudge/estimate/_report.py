@@ -57,12 +57,10 @@ class RateRow(RateCounts):
         )  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form: ``rate`` and ``human_only`` as intervals (``{"value", "low",
-        "high"}``), ``lambda``, the counts (an infinite ``effective_n`` or ``gain`` is ``None``)."""
-        counts = fields_dict(self, skip=("rate", "human_only", "method", "level", "lam"))
-        infinite = {k: _finite(counts[k]) for k in ("effective_n", "gain")}
-        head = fields_dict(self, rename={"lam": "lambda"}, skip=(*counts, "method", "level"))
-        return head | counts | infinite
+        """The JSON form: the counts (an infinite ``effective_n`` or ``gain`` is ``None``),
+        ``rate`` and ``human_only`` as intervals (``{"value", "low", "high"}``), ``lambda``."""
+        out = fields_dict(self, rename={"lam": "lambda"}, skip=("method", "level"))
+        return out | {k: _finite(out[k]) for k in ("effective_n", "gain")}
 
 
 @dataclass(frozen=True)
