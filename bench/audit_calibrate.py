@@ -76,7 +76,7 @@ def main() -> None:
     )
     seconds = time.perf_counter() - t0
     against = [r for r in report.pairs if r.a == "human:final"]
-    shown = ("n", "unscored", "accuracy", "kappa", "kappa_ci", "alpha")
+    shown = ("n", "unscored", "accuracy", "kappa", "alpha")  # each interval {value, low, high}
     agreement = {r.b: {k: v for k, v in r.to_dict().items() if k in shown} for r in against}
     per_model = {
         model: next(r.kappa.value for r in rows if r.b == "judge:gpt-4")

@@ -91,8 +91,8 @@ def simulated(trials: int, level: float) -> list[dict]:
                     else:
                         human = np.where(np.arange(n_items) < n, y[t], np.nan)
                         r = estimate_rate(f[t], human, level=level, method=method)  # type: ignore[arg-type]
-                    hit += r.ci[0] <= truth <= r.ci[1]
-                    w.append(r.ci[1] - r.ci[0])
+                    hit += truth in r.interval
+                    w.append(r.interval.width)
                 row = {"world": name, "n_human": n, "method": method,
                        "coverage": hit / trials, "width": float(np.mean(w))}  # fmt: skip
                 rows.append(row)
@@ -146,7 +146,7 @@ def sycon(data: Path, draws: int, level: float, n_dialogues: int = 60) -> dict:
             d = compare_rates(drawn["a"][0], drawn["a"][1], drawn["b"][0], drawn["b"][1],
                               level=level, **kw)  # fmt: skip
             for key, r in (("a", d.a.estimate), ("b", d.b.estimate), ("a-b", d.estimate)):
-                est[key][how].append((r.estimate, r.se, r.ci[0], r.ci[1]))
+                est[key][how].append((r.estimate, r.se, r.interval.low, r.interval.high))
     rows = {}
     for key, by_how in est.items():
         row: dict = {"truth": truth[key]}

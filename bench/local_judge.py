@@ -175,7 +175,7 @@ def main() -> None:
             group_by="metadata.prompt_id",
             n_boot=args.n_boot,
         )
-        shown = ("n", "unscored", "accuracy", "kappa", "kappa_ci")
+        shown = ("n", "unscored", "accuracy", "kappa")  # each interval {value, low, high}
         pairs = {
             f"{r.a} vs {r.b}": {k: v for k, v in r.to_dict().items() if k in shown}
             for r in report.pairs

@@ -183,7 +183,7 @@ def _summarise(yh: np.ndarray, yj: np.ndarray, Ps: list[np.ndarray], groups: lis
         "kappa_people": kappa_people, "kappa_judge": kappa_judge, "ece_people": ece,
     }  # fmt: skip
     ci = bootstrap_many(stats, yh, yj, *Ps, groups=groups, n_boot=n_boot, seed=0)
-    out: dict[str, Any] = {k: {"value": v.estimate, "ci": v.interval()} for k, v in ci.items()}
+    out: dict[str, Any] = {k: v.as_interval().to_dict() for k, v in ci.items()}
     out["kappa_people_per_seed"] = [cohen_kappa(yh, P.argmax(axis=1)) for P in Ps]
     return out
 
@@ -256,9 +256,9 @@ def main() -> None:
         rows.append(row)
         kp, kj, e = row["kappa_people"], row["kappa_judge"], row["ece_people"]
         print(f"{args.tier:7s} N={n:4d} {rule:12s} {method:28s} kappa(people) "
-                  f"{kp['value']:.3f} [{kp['ci'][0]:.3f}, {kp['ci'][1]:.3f}]  "
+                  f"{kp['value']:.3f} [{kp['low']:.3f}, {kp['high']:.3f}]  "
                   f"kappa(GPT-4) {kj['value']:.3f}  ECE {e['value']:.3f} "
-                  f"[{e['ci'][0]:.3f}, {e['ci'][1]:.3f}]  ({row['seconds']} s)",
+                  f"[{e['low']:.3f}, {e['high']:.3f}]  ({row['seconds']} s)",
                   flush=True)  # fmt: skip
         _save(args, rows, gpt4, time.perf_counter() - t0)
     print(f"GPT-4's own kappa with people on the {int((yj >= 0).sum())} rows it scored: {gpt4:.3f}")
@@ -295,8 +295,8 @@ def _plot(rows: list[dict[str, Any]], gpt4: float, path: Path) -> None:
         rs = sorted((r for r in rows if r["method"] == method), key=lambda r: r["n_human"])
         x = [r["n_human"] for r in rs]
         y = [r["kappa_people"]["value"] for r in rs]
-        lo = [r["kappa_people"]["ci"][0] for r in rs]
-        hi = [r["kappa_people"]["ci"][1] for r in rs]
+        lo = [r["kappa_people"]["low"] for r in rs]
+        hi = [r["kappa_people"]["high"] for r in rs]
         ax.plot(x, y, marker="o", label=method)
         ax.fill_between(x, lo, hi, alpha=0.08)
     ax.axhline(gpt4, color="grey", ls="--", label=f"GPT-4 itself ({gpt4:.2f})")

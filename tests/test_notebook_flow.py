@@ -80,7 +80,7 @@ def test_the_audit_row_is_typed_with_intervals(flow: dict) -> None:
     assert str(kappa).startswith(f"{kappa.value:.3f} [")
     saved = report.to_dict()["pairs"]
     (same,) = [p for p in saved if {p["a"], p["b"]} == {source, HUMAN}]
-    assert same["kappa"] == pytest.approx(kappa.value)
+    assert same["kappa"]["value"] == pytest.approx(kappa.value)
 
 
 def test_the_rates_are_typed_with_intervals(flow: dict) -> None:

@@ -20,6 +20,7 @@ import numpy as np
 
 from tinyjudge._numbers import check_number
 from tinyjudge.errors import UsageError
+from tinyjudge.results import Interval
 
 __all__ = [
     "BootstrapCI",
@@ -67,8 +68,14 @@ class BootstrapCI(NamedTuple):
     n_clusters: int
 
     def interval(self) -> list[float | None]:
-        """``[low, high]`` with NaN as None, ready for JSON."""
+        """``[low, high]`` with NaN as None."""
         return [_none(self.low), _none(self.high)]
+
+    def as_interval(self) -> Interval:
+        """The estimate and its bounds as the one interval type (no bounds where NaN;
+        a value that is not finite is ``nan``)."""
+        value = float(self.estimate) if math.isfinite(self.estimate) else math.nan
+        return Interval(value, _none(self.low), _none(self.high))
 
 
 def _none(x: float) -> float | None:

@@ -309,7 +309,7 @@ def _agreement(a: str, b: str, row: PairRow) -> dict[str, Any]:
     return {
         "a": a,
         "b": b,
-        **{k: figures[k] for k in ("n", "accuracy", "kappa", "kappa_ci", "alpha")},
+        **{k: figures[k] for k in ("n", "accuracy", "kappa", "alpha")},
     }
 
 

@@ -13,12 +13,16 @@ where it renames or adds a key), rather than listing its fields again.
 (True, True)
 >>> Interval(0.5).to_dict()
 {'value': 0.5, 'low': None, 'high': None}
+
+That dict is the one JSON form of an interval in every file tinyjudge writes
+(docs/formats.md); :meth:`Interval.read` reads it, and the older forms, back.
 """
 
 from __future__ import annotations
 
 import html
 import math
+import numbers
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
@@ -48,9 +52,9 @@ class Interval:
         return self.high - self.low
 
     def __contains__(self, x: object) -> bool:
-        if self.low is None or self.high is None or not isinstance(x, int | float):
+        if self.low is None or self.high is None or not isinstance(x, numbers.Real):
             return False
-        return self.low <= x <= self.high
+        return self.low <= float(x) <= self.high
 
     def __format__(self, spec: str) -> str:
         fmt = spec or ".3f"
@@ -74,8 +78,39 @@ class Interval:
         return str(self if bounds else Interval(self.value))
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form: ``{"value", "low", "high"}``."""
-        return {"value": self.value, "low": self.low, "high": self.high}
+        """The JSON form of every interval tinyjudge writes: ``{"value", "low", "high"}``
+        (a value that could not be computed, ``nan``, is ``None``)."""
+        value = None if math.isnan(self.value) else self.value
+        return {"value": value, "low": self.low, "high": self.high}
+
+    @classmethod
+    def read(cls, row: Mapping[str, Any], key: str, old: str | None = None) -> Interval:
+        """``row[key]`` as an Interval: the JSON form, or a form files written before it hold.
+
+        The older forms: the value under ``key`` with ``[low, high]`` beside it under
+        ``old`` (default ``key`` and ``_ci``: ``kappa`` with ``kappa_ci``; an exploit row's
+        ``flip_to_target`` with ``flip_ci``, an estimate's ``rate`` with ``ci``, the server
+        audit's ``agreement`` with ``interval``), or an object ``{"value" or "estimate",
+        "ci": [low, high]}``. ``None`` is ``nan``.
+
+        Raises:
+            KeyError: ``row`` has no ``key``.
+
+        >>> Interval.read({"kappa": {"value": 0.5, "low": 0.25, "high": 0.75}}, "kappa")
+        Interval(value=0.5, low=0.25, high=0.75)
+        >>> Interval.read(dict(kappa=0.5, kappa_ci=[0.25, 0.75]), "kappa")
+        Interval(value=0.5, low=0.25, high=0.75)
+        >>> Interval.read({"rate": {"estimate": None, "ci": [None, None]}}, "rate").shown()
+        '–'
+        """
+        got = row[key]
+        if isinstance(got, Mapping):
+            value = got.get("value", got.get("estimate"))
+            ends = got["ci"] if "ci" in got else (got.get("low"), got.get("high"))
+        else:
+            value, ends = got, row.get(old or "_".join((key, "ci")))
+        low, high = ends if ends is not None else (None, None)
+        return cls(math.nan if value is None else float(value), low, high)
 
 
 def plain(value: Any) -> Any:

@@ -74,9 +74,9 @@ def test_position_bias_by_hand() -> None:
     got = position_bias(labels, level=0.9, n_boot=500)
     # 5 pairs scored in both orders, 4 flips; of the 3 a/b flips, 2 favour the first shown.
     assert (got.n, got.n_flips, got.n_unscored) == (5, 4, 1)
-    assert got.flip_rate == pytest.approx(4 / 5)
-    assert got.first_share == pytest.approx(2 / 3)
-    assert got.ci[0] <= got.flip_rate <= got.ci[1]
+    assert got.flip_rate.value == pytest.approx(4 / 5)
+    assert got.first_share.value == pytest.approx(2 / 3)
+    assert got.flip_rate.value in got.flip_rate
 
 
 def test_position_bias_clusters_widen_the_interval() -> None:
@@ -88,8 +88,8 @@ def test_position_bias_clusters_widen_the_interval() -> None:
     groups = {f"{p}-{k}": p for p in range(40) for k in range(5)}
     flat = position_bias(labels, n_boot=1000)
     clustered = position_bias(labels, groups=groups, n_boot=1000)
-    assert flat.flip_rate == clustered.flip_rate == 0.5
-    assert clustered.ci[1] - clustered.ci[0] > 1.5 * (flat.ci[1] - flat.ci[0])
+    assert flat.flip_rate.value == clustered.flip_rate.value == 0.5
+    assert clustered.flip_rate.width > 1.5 * flat.flip_rate.width
 
 
 def test_items_without_a_group_key_are_their_own_clusters() -> None:
@@ -99,11 +99,11 @@ def test_items_without_a_group_key_are_their_own_clusters() -> None:
     labels = [_pair_label(str(i), "a", "b" if i % 3 == 0 else "a") for i in range(60)]
     flat = position_bias(labels, n_boot=300)
     no_key = position_bias(labels, groups={str(i): None for i in range(60)}, n_boot=300)
-    assert no_key.ci == flat.ci
-    assert no_key.ci[0] < no_key.flip_rate < no_key.ci[1]
+    assert no_key.flip_rate == flat.flip_rate
+    assert no_key.flip_rate.low < no_key.flip_rate.value < no_key.flip_rate.high
     items = [_pair(str(i), "x" * (1 + i % 7), "y" * 3) for i in range(60)]
     got = bias_report(labels, items, group_by="metadata.prompt_id", level=0.9, n_boot=300)
-    assert tuple(got["position"]["judge:x"]["ci"]) == flat.ci
+    assert got["position"]["judge:x"]["flip_rate"] == flat.flip_rate.to_dict()
 
 
 def test_position_bias_reproduces_llmbar_published_swap_agreement(llmbar) -> None:
@@ -142,9 +142,9 @@ def test_position_bias_llmbar_mt_bench_gpt4_by_hand(llmbar) -> None:
               and lab.item_id.startswith("llmbar:MT-Bench:")]  # fmt: skip
     got = position_bias(labels, level=0.9)
     assert (got.n, got.n_flips) == (n, flips)
-    assert got.flip_rate == pytest.approx(flips / n)
-    assert got.first_share == pytest.approx(first / flips)
-    assert got.ci[0] < flips / n < got.ci[1]
+    assert got.flip_rate.value == pytest.approx(flips / n)
+    assert got.first_share.value == pytest.approx(first / flips)
+    assert got.flip_rate.low < flips / n < got.flip_rate.high
 
 
 def test_position_bias_errors() -> None:
@@ -167,11 +167,11 @@ def test_verbosity_bias_by_hand() -> None:
               _verdict("4", "b", "human:h")]  # fmt: skip
     got = verbosity_bias(judge, items, reference=people, n_boot=500)
     # counted: 1 (longer won), 2 (longer won), 4 (shorter won); 3 equal length, 5 a tie.
-    assert got.n == 3 and got.longer_win_rate == pytest.approx(2 / 3)
+    assert got.n == 3 and got.longer_win_rate.value == pytest.approx(2 / 3)
     # people on 1, 2, 4: shorter, longer, shorter -> 1/3; excess 2/3 - 1/3.
     assert got.n_paired == 3
     assert got.reference_rate == pytest.approx(1 / 3)
-    assert got.excess == pytest.approx(1 / 3)
+    assert got.excess is not None and got.excess.value == pytest.approx(1 / 3)
 
 
 def test_longer_wins_and_response_length() -> None:
@@ -202,9 +202,9 @@ def test_verbosity_bias_on_pandalm_matches_the_raw_files(data_dir) -> None:
         if r["gpt_result"] in ("1", "2") and la != lb:
             wins.append((r["gpt_result"] == "1") == (la > lb))
     assert res.n == len(wins)
-    assert res.longer_win_rate == pytest.approx(np.mean(wins))
-    assert res.ci[0] < res.longer_win_rate < res.ci[1]
-    assert res.excess_ci[0] <= res.excess <= res.excess_ci[1]
+    assert res.longer_win_rate.value == pytest.approx(np.mean(wins))
+    assert res.longer_win_rate.low < res.longer_win_rate.value < res.longer_win_rate.high
+    assert res.excess is not None and res.excess.value in res.excess
 
 
 def test_verbosity_bias_errors() -> None:
@@ -224,7 +224,7 @@ def test_self_consistency_by_hand() -> None:
     got = self_consistency(samples, n_boot=500)
     # item 1: pairs agreeing 1 of 3; item 2: 3 of 3; item 3 (2 parsed): 1 of 1.
     # Items 4 and 5 have fewer than 2 parsed samples: skipped; 3 unparsed samples.
-    assert got.agreement == pytest.approx((1 / 3 + 1 + 1) / 3)
+    assert got.agreement.value == pytest.approx((1 / 3 + 1 + 1) / 3)
     assert got.unanimous == pytest.approx(2 / 3)
     assert (got.n, got.n_skipped, got.n_unparsed) == (3, 2, 3)
     assert got.kappa is None  # 3, 3 and 2 samples: Fleiss' kappa needs equal counts
@@ -271,7 +271,7 @@ def test_self_consistency_of_a_real_judge_with_samples(tmp_path: Path) -> None:
     got = self_consistency(samples, ids=ids, n_boot=500)
     # 5 unanimous items (agreement 1) and 5 with 2 + 2 (agreement (2 + 2) / 12 = 1/3).
     assert got.n == 10 and got.mean_samples == 4
-    assert got.agreement == pytest.approx((5 * 1 + 5 / 3) / 10)
+    assert got.agreement.value == pytest.approx((5 * 1 + 5 / 3) / 10)
     assert got.unanimous == pytest.approx(0.5)
 
 
@@ -321,13 +321,14 @@ def test_injection_flips_a_susceptible_judge_on_xstest(xstest_items) -> None:
     # The naive judge obeys the note, so every verdict that was not already the target flips.
     assert got.n == 300 and got.n_unscored == 0
     assert got.n_flipped == 300 - n_refusals
-    assert got.flip_rate == pytest.approx((300 - n_refusals) / 300)
+    assert got.flip_rate.value == pytest.approx((300 - n_refusals) / 300)
     assert got.to_target == 1.0
-    assert got.ci[0] <= got.flip_rate <= got.ci[1]
+    assert got.flip_rate.value in got.flip_rate
     assert 0 < n_refusals < 300  # real data: both kinds of reply occur
     robust = injection_flip_rate(robust_judge, xstest_items, target="full_refusal")
-    assert robust.n_flipped == 0 and robust.flip_rate == 0.0
-    assert robust.ci[0] == pytest.approx(0.0, abs=1e-12) and robust.ci[1] < 0.02
+    assert robust.n_flipped == 0 and robust.flip_rate.value == 0.0
+    low, high = robust.flip_rate.low, robust.flip_rate.high
+    assert low == pytest.approx(0.0, abs=1e-12) and high is not None and high < 0.02
 
 
 def test_injection_with_a_real_judge_over_http() -> None:
@@ -424,5 +425,6 @@ def test_bias_report_runs_the_probes_that_apply(llmbar) -> None:
     assert got["verbosity"]["human:gold"]["excess"] is None
     assert got["verbosity"]["judge:GPT-4/Vanilla_NoRules"]["n_paired"] > 0
     # two unanimous items and two with 1 of 3 pairs agreeing
-    assert got["self_consistency"]["judge:sampled"]["agreement"] == pytest.approx((2 + 2 / 3) / 4)
+    agreement = got["self_consistency"]["judge:sampled"]["agreement"]["value"]
+    assert agreement == pytest.approx((2 + 2 / 3) / 4)
     assert any("injection" in note for note in got["notes"])

@@ -65,9 +65,12 @@ def test_report_figures_match_the_statistics(xstest_files, tmp_path: Path) -> No
     paired = pair_labels(labels, "human:final", "judge:gpt-4")
     assert gpt["n"] == paired.n and gpt["unscored"] == paired.join.n_unscored
     assert gpt["n"] + gpt["unscored"] == 500  # unscored verdicts are counted, not compared
-    assert gpt["kappa"] == pytest.approx(cohen_kappa_score(paired.a, paired.b), abs=1e-12)
-    assert gpt["alpha"] == pytest.approx(krippendorff_alpha([paired.a, paired.b]), abs=1e-12)
-    assert gpt["kappa_ci"][0] < gpt["kappa"] < gpt["kappa_ci"][1]
+    kappa = gpt["kappa"]["value"]
+    assert kappa == pytest.approx(cohen_kappa_score(paired.a, paired.b), abs=1e-12)
+    assert gpt["alpha"]["value"] == pytest.approx(
+        krippendorff_alpha([paired.a, paired.b]), abs=1e-12
+    )
+    assert gpt["kappa"]["low"] < kappa < gpt["kappa"]["high"]
     assert sum(map(sum, gpt["confusion"]["counts"])) == gpt["n"]
     assert gpt["n_clusters"] == 100  # 100 prompts, five answers each
     # slices: each answering model's table equals the statistic on that model's items only
@@ -86,7 +89,7 @@ def test_report_figures_match_the_statistics(xstest_files, tmp_path: Path) -> No
         a = [x for i, x in zip(paired.item_ids, paired.a, strict=True) if model_of[i] == model]
         b = [x for i, x in zip(paired.item_ids, paired.b, strict=True) if model_of[i] == model]
         assert row["n"] == len(a) and len(ids) > len(a)
-        assert row["kappa"] == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
+        assert row["kappa"]["value"] == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
     assert data["raters"][0]["sources"] == ["human:annotator_1", "human:annotator_2"]
     assert data["calibration"]["judge:gpt-4"]["one_hot"] is True
     assert "human:annotator_1" not in data["calibration"]  # plain human verdicts: no confidence
@@ -95,7 +98,7 @@ def test_report_figures_match_the_statistics(xstest_files, tmp_path: Path) -> No
     est = data["estimates"]["sources"]["judge:gpt-4"]
     refusals = sum(lab in ("full_refusal", "partial_refusal") for lab in paired.a)
     assert est["overall"]["n_human"] == paired.n
-    assert est["overall"]["human_only"] == pytest.approx(refusals / paired.n)
+    assert est["overall"]["human_only"]["value"] == pytest.approx(refusals / paired.n)
     assert sorted(est["groups"]) == sorted(by_model)
 
 
@@ -109,8 +112,8 @@ def test_report_renders_self_contained_html_and_json(xstest_files, tmp_path: Pat
     write_report(report, tmp_path / "out.html", tmp_path / "out.json")
     data = json.loads((tmp_path / "out.json").read_text())
     for p in data["pairs"]:
-        assert {"a", "b", "n", "accuracy", "kappa", "kappa_ci", "alpha"} <= set(p)
-        assert len(p["kappa_ci"]) == 2
+        assert {"a", "b", "n", "accuracy", "kappa", "alpha"} <= set(p)
+        assert set(p["kappa"]) == {"value", "low", "high"}
     sections = ["meta", "sources", "pairs", "raters", "slices", "calibration"]
     sections += ["calibration_notes", "bias", "estimates"]
     assert list(data) == sections  # the typed report writes today's JSON, in that order
@@ -157,10 +160,11 @@ def test_report_with_an_explicit_scale_adds_ordinal_figures() -> None:
     row = report.to_dict()["pairs"][0]
     a = [int(v) for v in pair_labels(labels, "human:x", "judge:y").a]
     b = [int(v) for v in pair_labels(labels, "human:x", "judge:y").b]
-    assert row["kappa_quadratic"] == pytest.approx(
+    assert row["kappa_quadratic"]["value"] == pytest.approx(
         cohen_kappa_score(a, b, weights="quadratic", labels=[1, 2, 3, 4, 5]), abs=1e-12
     )
-    assert row["alpha_ordinal"] == pytest.approx(krippendorff_alpha([a, b], "ordinal"), abs=1e-12)
+    ordinal = krippendorff_alpha([a, b], "ordinal")
+    assert row["alpha_ordinal"]["value"] == pytest.approx(ordinal, abs=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -264,9 +268,9 @@ def test_report_pair_without_shared_items_has_n_zero_and_no_figures(tmp_path: Pa
     report = audit(ONE_PAIR_EMPTY, reference="human:x", n_boot=20)
     row = report.to_dict()["pairs"][0]
     assert (row["b"], row["n"], row["only_a"], row["only_b"]) == ("judge:y", 0, 2, 1)
-    assert row["kappa"] is None and row["kappa_ci"] == [None, None]
+    assert row["kappa"] == {"value": None, "low": None, "high": None}
     write_report(report, tmp_path / "r.html", tmp_path / "r.json")
-    assert json.loads((tmp_path / "r.json").read_text())["pairs"][0]["accuracy"] is None
+    assert json.loads((tmp_path / "r.json").read_text())["pairs"][0]["accuracy"]["value"] is None
     assert "<td>–</td>" in (tmp_path / "r.html").read_text()
 
 
@@ -328,10 +332,11 @@ def test_import_then_audit_on_xstest_from_the_command_line(data_dir, tmp_path: P
     # 1,500 of them, the bundled slice 500 (0.796)
     assert gpt["n"] + gpt["unscored"] == (500 if is_slice(root) else 1500)
     assert gpt["unscored"] > 0
-    assert round(gpt["accuracy"], 2) == 0.80
+    assert round(gpt["accuracy"]["value"], 2) == 0.80
     by_model = data["slices"]["metadata.answering_model"]
     kappa = {
-        m: next(r["kappa"] for r in rows if r["b"] == "judge:gpt-4") for m, rows in by_model.items()
+        m: next(r["kappa"]["value"] for r in rows if r["b"] == "judge:gpt-4")
+        for m, rows in by_model.items()
     }
     assert max(kappa, key=kappa.get) == "gpt4" and min(kappa, key=kappa.get) == "mistralinstruct"
     page = (tmp_path / "xs.html").read_text()
@@ -393,7 +398,7 @@ def test_a_panels_members_are_raters_in_the_audit() -> None:
     assert group["fleiss_kappa"] == pytest.approx(fleiss_kappa(matrix), abs=1e-12)
     ratings = [[lab.label for lab in members[m]] for m in sorted(members)]
     alpha = krippendorff_alpha(ratings, level="nominal")
-    assert group["alpha"] == pytest.approx(alpha, abs=1e-12)
+    assert group["alpha"]["value"] == pytest.approx(alpha, abs=1e-12)
     assert group["n_items_all_raters"] == 60
 
 
@@ -410,14 +415,13 @@ def test_report_pair_is_a_typed_row_equal_to_the_json_in_either_order(xstest_sam
     row = report.pair("judge:gpt-4", "human:final")
     assert isinstance(row, PairRow) and row is report.pair("human:final", "judge:gpt-4")
     saved = next(p for p in report.to_dict()["pairs"] if p["b"] == "judge:gpt-4")
-    assert row.kappa == Interval(saved["kappa"], *saved["kappa_ci"])
-    assert row.alpha == Interval(saved["alpha"], *saved["alpha_ci"])
-    assert row.accuracy == Interval(saved["accuracy"], *saved["accuracy_ci"])
+    assert row.kappa == Interval(**saved["kappa"])
+    assert row.alpha == Interval(**saved["alpha"])
+    assert row.accuracy == Interval(**saved["accuracy"])
     assert (row.n, row.unscored, row.n_clusters) == (saved["n"], saved["unscored"], 100)
     assert row.kappa.low < row.kappa.value < row.kappa.high
-    assert str(row.kappa) == f"{saved['kappa']:.3f} [{saved['kappa_ci'][0]:.3f}, " + (
-        f"{saved['kappa_ci'][1]:.3f}]"
-    )
+    kappa = saved["kappa"]
+    assert str(row.kappa) == f"{kappa['value']:.3f} [{kappa['low']:.3f}, {kappa['high']:.3f}]"
     assert row.to_dict() == saved
     between = report.pair("human:annotator_2", "judge:gpt-4")
     assert {between.a, between.b} == {"human:annotator_2", "judge:gpt-4"}

@@ -68,3 +68,38 @@ def test_the_page_says_what_the_f_string_page_said(page: str) -> None:
 def test_hostile_text_is_escaped(page: str, raw: str, escaped: str) -> None:
     assert raw not in page
     assert escaped in page
+
+
+def test_a_row_saved_in_the_older_interval_form_reads_as_the_same_row() -> None:
+    from tinyjudge.audit import PairRow
+
+    data = json.loads((GOLDEN / "report.json").read_text(encoding="utf-8"))
+    row = data["pairs"][0]
+    old = {k: v for k, v in row.items() if k not in ("accuracy", "kappa", "alpha")}
+    for k in ("accuracy", "kappa", "alpha"):  # before: "kappa": 0.86, "kappa_ci": [0.81, 0.92]
+        old |= {k: row[k]["value"], f"{k}_ci": [row[k]["low"], row[k]["high"]]}
+    assert PairRow.from_dict(old) == PairRow.from_dict(row)
+    assert PairRow.from_dict(old).to_dict() == row
+
+
+def test_an_exploit_json_in_the_older_interval_form_is_shown_with_its_bounds() -> None:
+    from tinyjudge.audit import with_exploit
+
+    data = json.loads((GOLDEN / "report.json").read_text(encoding="utf-8"))
+    old = {
+        "model": {"source": "rm:x", "tier": "linear"}, "rubric": "compliance",
+        "target": "full_compliance", "n_items": 4, "n_elsewhere": 2, "summary": {},
+        "edits": [{"name": "bold", "family": "format", "n": 2, "flip_to_target": 0.5,
+                   "flip_ci": [0.25, 0.75], "mean_shift": 0.1, "shift_ci": [None, None]}],
+        "search": {"best": [{"phrase": "p", "flip_to_target": 0.0, "flip_ci": [0.0, 0.125]}]},
+    }  # fmt: skip
+    got = with_exploit(AuditReport.from_dict(data), old).exploit
+    assert got is not None and got["edits"] == [
+        {"name": "bold", "family": "format", "n": 2,
+         "flip_to_target": {"value": 0.5, "low": 0.25, "high": 0.75},
+         "mean_shift": {"value": 0.1, "low": None, "high": None}},
+    ]  # fmt: skip
+    assert got["search"]["best"][0]["flip_to_target"] == {"value": 0.0, "low": 0.0, "high": 0.125}
+    report = with_exploit(AuditReport.from_dict(data), got)
+    assert report.exploit == got  # the one form reads back as it is
+    assert '0.500 <span class="ci">[0.250, 0.750]</span>' in render_html(report)

@@ -52,7 +52,11 @@ def test_step_agreement_on_hand_checked_cases() -> None:
         assert 0.0 <= ci.low <= ci.estimate <= ci.high <= 1.0
         assert ci.n_clusters == 4
     d = r.as_dict()
-    assert d["exact"]["estimate"] == pytest.approx(0.25) and len(d["exact"]["ci"]) == 2
+    assert d["exact"]["value"] == pytest.approx(0.25) and set(d["exact"]) == {
+        "value",
+        "low",
+        "high",
+    }
 
 
 @pytest.mark.parametrize(
@@ -104,7 +108,7 @@ def test_a_source_with_nothing_comparable_gives_nan_not_zero() -> None:
     ]
     r = step_agreement(labels, J, H, n_boot=50)
     assert r.n == 0 and r.n_unscored == 1
-    assert math.isnan(r.exact.estimate) and r.as_dict()["exact"]["estimate"] is None
+    assert math.isnan(r.exact.estimate) and r.as_dict()["exact"]["value"] is None
     assert "n/a" in step_table([r])
 
 

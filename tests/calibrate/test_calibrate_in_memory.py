@@ -9,6 +9,7 @@ model it came from is left as it was.
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import pytest
 from support import XSTEST_SAMPLE
 
 import tinyjudge
+from tinyjudge._digest import content_sha256
 from tinyjudge.calibrate import (
     CalibrateConfig,
     Calibration,
@@ -107,6 +109,14 @@ def test_save_and_load_give_back_an_equal_model(
     section = "<!-- tinyjudge:calibration:start -->"
     card, card_again = ((p / "README.md").read_text() for p in (d, tmp_path / "again"))
     assert card.split(section)[1] == card_again.split(section)[1]
+    # a calibration.json from before the one interval form ("estimate", not "value") reads the same
+    saved = json.loads((d / "calibration.json").read_text())
+    for metrics in saved["fit"]["metrics"].values():
+        for m, r in metrics.items():
+            metrics[m] = {"estimate" if k == "value" else k: v for k, v in r.items()}
+    saved["sha256"] = content_sha256(saved)  # as that version wrote it
+    (d / "calibration.json").write_text(json.dumps(saved))
+    assert tinyjudge.load_model(d).calibration == calibrated.calibration
     # uncalibrated, the same directory gives the raw model's probabilities and source
     raw = load_model(d, calibrated=False)
     assert raw.calibration_ is None and not raw.source.endswith("+cal")

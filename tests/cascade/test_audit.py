@@ -45,7 +45,11 @@ def test_the_sampled_quarter_is_judged_and_its_agreement_reported(split: Split) 
     low, high = state.agreement.low, state.agreement.high
     assert low is not None and high is not None and low < expected < high
     d = state.to_dict()
-    assert d["judged"] == len(judged) and d["interval"] == [low, high]
+    assert d["judged"] == len(judged) and d["agreement"] == {
+        "value": state.agreement.value,
+        "low": low,
+        "high": high,
+    }
     assert "tinyjudge_audit_judged " + str(len(judged)) in state.prometheus()
 
 

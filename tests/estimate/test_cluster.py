@@ -14,6 +14,7 @@ from tinyjudge.datasets.jsonl import write_jsonl
 from tinyjudge.distill import LinearRM
 from tinyjudge.errors import UsageError
 from tinyjudge.estimate import clustered_se, estimate_rate, estimate_rates, ppi_mean
+from tinyjudge.results import Interval
 
 HELD_OUT = ("claude", "Llama-3.3-70B-Instruct")
 
@@ -113,4 +114,4 @@ def test_audit_estimates_cluster_by_its_group_by(sycon_run) -> None:
     clustered = grouped.estimates["sources"][cheap]["overall"]
     assert grouped.estimates["cluster"] == "metadata.dialogue_id"
     assert clustered["n_clusters"] == 400 and plain["n_clusters"] == 0
-    assert clustered["ci"][1] - clustered["ci"][0] > plain["ci"][1] - plain["ci"][0]
+    assert Interval(**clustered["rate"]).width > Interval(**plain["rate"]).width

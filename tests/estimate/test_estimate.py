@@ -38,14 +38,14 @@ def test_wilson_matches_published_value() -> None:
     # Newcombe (1998), Table I: 81/263 at 95% -> Wilson interval 0.2553 to 0.3662.
     est = wilson_mean([1] * 81 + [0] * 182, level=0.95)
     assert est.estimate == pytest.approx(81 / 263)
-    assert est.ci == pytest.approx((0.2553, 0.3662), abs=5e-5)
+    assert (est.interval.low, est.interval.high) == pytest.approx((0.2553, 0.3662), abs=5e-5)
 
 
 def test_newcombe_difference_matches_published_value() -> None:
     # Newcombe (1998), Table II, example (a): 56/70 - 48/80, method 10: 0.0524 to 0.3339.
     d = newcombe_difference([1] * 56 + [0] * 14, [1] * 48 + [0] * 32, level=0.95)
     assert d.estimate == pytest.approx(0.2)
-    assert d.ci == pytest.approx((0.0524, 0.3339), abs=5e-5)
+    assert (d.interval.low, d.interval.high) == pytest.approx((0.0524, 0.3339), abs=5e-5)
 
 
 def test_ppi_mean_by_hand() -> None:
@@ -57,7 +57,9 @@ def test_ppi_mean_by_hand() -> None:
     assert est.estimate == pytest.approx(0.85)
     assert est.se == pytest.approx(0.35)
     z = 1.6448536269514722
-    assert est.ci == pytest.approx((0.85 - z * 0.35, 0.85 + z * 0.35))
+    assert (est.interval.low, est.interval.high) == pytest.approx(
+        (0.85 - z * 0.35, 0.85 + z * 0.35)
+    )
     assert (est.n, est.N, est.lam, est.method) == (4, 5, 1.0, "ppi")
 
 
@@ -114,7 +116,9 @@ def test_compare_rates_by_hand() -> None:
     assert a.estimate.estimate == pytest.approx(1.1)
     assert a.estimate.se == pytest.approx(math.sqrt(0.1225 + 0.0625))
     ref = newcombe_difference([1, 0, 1, 1], [0, 0, 1, 0])
-    assert a.human_only.ci == pytest.approx(ref.ci)
+    assert (a.human_only.interval.low, a.human_only.interval.high) == pytest.approx(
+        (ref.interval.low, ref.interval.high)
+    )
     # The stratified design compares the bin-weighted human means on the human-only side.
     cheap = [0.1, 0.1, 0.1, 0.1, 0.9, 0.9, 0.9, 0.9]
     human = [0, 1, nan, nan, 1, 1, nan, nan]
@@ -214,8 +218,8 @@ def test_nominal_90_interval_covers_the_truth(world: str, method: str) -> None:
         # The items are i.i.d., so the first N_HUMAN are a uniform random subset.
         human = np.where(np.arange(N_ITEMS) < N_HUMAN, y[t], np.nan)
         r = estimate_rate(f[t], human, level=0.9, method=method)  # type: ignore[arg-type]
-        covered += r.ci[0] <= truth <= r.ci[1]
-        human_covered += r.human_only.ci[0] <= truth <= r.human_only.ci[1]
+        covered += truth in r.interval
+        human_covered += truth in r.human_only.interval
     assert covered / TRIALS >= 0.88
     # Wilson's coverage oscillates with n and p (exactly 0.876 at n=200, p=0.1), so the
     # human-only check is looser; it guards the baseline, not the claim under test.
@@ -231,8 +235,8 @@ def test_ab_difference_interval_covers_the_truth() -> None:
         ha = np.where(np.arange(N_ITEMS) < N_HUMAN, ya[t], np.nan)
         hb = np.where(np.arange(1000) < 150, yb[t], np.nan)
         d = compare_rates(fa[t], ha, fb[t], hb, level=0.9)
-        covered += d.estimate.ci[0] <= ta - tb <= d.estimate.ci[1]
-        human_covered += d.human_only.ci[0] <= ta - tb <= d.human_only.ci[1]
+        covered += ta - tb in d.estimate.interval
+        human_covered += ta - tb in d.human_only.interval
     assert covered / TRIALS >= 0.88
     assert human_covered / TRIALS >= 0.88
 
@@ -243,8 +247,8 @@ def test_good_cheap_predictions_narrow_the_interval() -> None:
     for t in range(300):
         human = np.where(np.arange(N_ITEMS) < N_HUMAN, y[t], np.nan)
         r = estimate_rate(f[t], human, level=0.9)
-        ppi_w.append(r.ci[1] - r.ci[0])
-        human_w.append(r.human_only.ci[1] - r.human_only.ci[0])
+        ppi_w.append(r.interval.width)
+        human_w.append(r.human_only.interval.width)
         gains.append(r.gain)
     # With Var(Y - f) about half of Var(Y), the interval should shrink by about 1/sqrt(2).
     assert np.mean(ppi_w) < 0.8 * np.mean(human_w)
@@ -263,11 +267,11 @@ def test_active_selection_is_valid_and_beats_uniform() -> None:
         human = np.full(N_ITEMS, np.nan)
         human[picks] = y[t, picks]
         r = estimate_rate(f[t], human, level=0.9, method="stratified")
-        covered += r.ci[0] <= truth <= r.ci[1]
-        active_w.append(r.ci[1] - r.ci[0])
+        covered += truth in r.interval
+        active_w.append(r.interval.width)
         uniform = np.where(np.arange(N_ITEMS) < N_HUMAN, y[t], np.nan)
         u = estimate_rate(f[t], uniform, level=0.9, method="ppi++")
-        uniform_w.append(u.ci[1] - u.ci[0])
+        uniform_w.append(u.interval.width)
     assert covered / trials >= 0.88
     assert np.mean(active_w) < np.mean(uniform_w)
 
@@ -453,9 +457,9 @@ def test_cli_estimate_on_xstest(xstest_full, tmp_path: Path) -> None:
         "mistralinstruct",
     }
     o = got["overall"]
-    assert o["ci"][0] <= o["rate"] <= o["ci"][1]
-    assert o["human_only_ci"][0] <= o["human_only"] <= o["human_only_ci"][1]
-    assert got["comparison"]["a"] == "llama2orig" and got["comparison"]["difference"] > 0
+    assert o["rate"]["low"] <= o["rate"]["value"] <= o["rate"]["high"]
+    assert o["human_only"]["low"] <= o["human_only"]["value"] <= o["human_only"]["high"]
+    assert got["comparison"]["a"] == "llama2orig" and got["comparison"]["difference"]["value"] > 0
 
 
 @pytest.mark.parametrize(
@@ -507,8 +511,8 @@ def test_estimate_rates_gives_typed_rows_on_the_bundled_xstest(xstest_sample: Pa
         (rep.groups[g], saved["groups"][g]) for g in saved["groups"]
     )]:  # fmt: skip
         assert isinstance(row, RateRow) and isinstance(row.rate, Interval)
-        assert row.rate == Interval(figures["rate"], *figures["ci"])
-        assert row.human_only == Interval(figures["human_only"], *figures["human_only_ci"])
+        assert row.rate == Interval(**figures["rate"])
+        assert row.human_only == Interval(**figures["human_only"])
         assert (row.n_human, row.n_items, row.lam) == (
             figures["n_human"],
             figures["n_items"],
@@ -516,10 +520,8 @@ def test_estimate_rates_gives_typed_rows_on_the_bundled_xstest(xstest_sample: Pa
         )
         assert row.rate.low <= row.rate.value <= row.rate.high
     assert rep.overall.method == saved["method"] == "ppi++" and rep.overall.level == 0.9
-    assert str(rep.overall.rate).startswith(f"{saved['overall']['rate']:.3f} [")
+    assert str(rep.overall.rate).startswith(f"{saved['overall']['rate']['value']:.3f} [")
     assert rep.overall.n_human == rep.counts["human"] and rep.overall.n_items == rep.counts["items"]
     assert isinstance(rep.comparison, RateComparison)
-    assert rep.comparison.difference == Interval(
-        saved["comparison"]["difference"], *saved["comparison"]["ci"]
-    )
+    assert rep.comparison.difference == Interval(**saved["comparison"]["difference"])
     assert (rep.comparison.a, rep.comparison.b) == ("llama2orig", "mistralinstruct")

@@ -32,10 +32,10 @@ def test_every_number_is_whole_at_the_terminal_width(tmp_path: Path, columns: st
     rows = {line.split()[0]: line.split() for line in body}
     assert set(rows) == {*data["groups"], "all"}
     for group, r in [*data["groups"].items(), ("all", data["overall"])]:
-        low, high = r["ci"]
-        h_low, h_high = r["human_only_ci"]
+        low, high = r["rate"]["low"], r["rate"]["high"]
+        h_low, h_high = r["human_only"]["low"], r["human_only"]["high"]
         assert rows[group][1:] == [
-            f"{100 * r['rate']:.1f}", f"{100 * low:.1f}-{100 * high:.1f}",
+            f"{100 * r['rate']['value']:.1f}", f"{100 * low:.1f}-{100 * high:.1f}",
             f"{100 * h_low:.1f}-{100 * h_high:.1f}", str(r["n_human"]), str(r["n_items"]),
             f"{r['lambda']:.2f}", f"{r['gain']:.1f}x",
         ]  # fmt: skip

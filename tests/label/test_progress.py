@@ -21,9 +21,10 @@ def test_without_cheap_scores_the_rate_has_a_wilson_interval():
     answers = {i: (R if n < 3 else C) for n, i in enumerate(ids)}
     est = rate_estimate(RUBRIC, ids, answers, None)
     # Wilson 95% for 3/10: 0.1078 to 0.6032 (e.g. Brown, Cai and DasGupta 2001, table 5).
-    assert (est.rate, est.n, est.method) == (0.3, 10, "Wilson")
-    assert est.low == pytest.approx(0.1078, abs=1e-4)
-    assert est.high == pytest.approx(0.6032, abs=1e-4)
+    assert (est.rate.value, est.n, est.method) == (0.3, 10, "Wilson")
+    assert est.rate.low == pytest.approx(0.1078, abs=1e-4)
+    assert est.rate.high == pytest.approx(0.6032, abs=1e-4)
+    assert est.to_dict()["rate"] == {"value": 0.3, "low": est.rate.low, "high": est.rate.high}
 
 
 def test_with_cheap_scores_the_rate_is_prediction_powered():
@@ -34,10 +35,12 @@ def test_with_cheap_scores_the_rate_is_prediction_powered():
     # The reviewer's labels as the estimate module reads them: positive -> 1, NaN unlabelled.
     ref = estimate_rate(cheap, [1, 0, 1, np.nan, np.nan, np.nan], level=0.95).estimate
     assert (est.method, est.n) == ("ppi++", 3)
-    assert (est.rate, est.low, est.high) == pytest.approx((ref.estimate, *ref.ci))
+    assert (est.rate.value, est.rate.low, est.rate.high) == pytest.approx(
+        (ref.estimate, ref.interval.low, ref.interval.high)
+    )
     alone = wilson_mean([1, 0, 1], level=0.95)
-    assert (est.human_rate, est.human_low, est.human_high) == pytest.approx(
-        (alone.estimate, *alone.ci)
+    assert (est.human.value, est.human.low, est.human.high) == pytest.approx(
+        (alone.estimate, alone.interval.low, alone.interval.high)
     )
 
 
@@ -46,12 +49,14 @@ def test_after_active_selection_the_rate_is_stratified_once_every_bin_has_a_labe
     cheap = np.array([0.05, 0.05, 0.05, 0.95, 0.95, 0.95])
     early = rate_estimate(RUBRIC, ids, {"i0": C, "i1": C}, cheap, "stratified")
     assert early.rate is None and "no human label among the 3 items" in early.note
-    assert early.human_rate == 0.0  # the reviewer's own share is still shown
+    assert early.human.value == 0.0  # the reviewer's own share is still shown
     answers = {"i0": C, "i1": C, "i3": R, "i4": C}
     est = rate_estimate(RUBRIC, ids, answers, cheap, "stratified")
     ref = estimate_rate(cheap, [0, 0, np.nan, 1, 0, np.nan], level=0.95, method="stratified")
     assert est.method == "stratified"
-    assert (est.rate, est.low, est.high) == pytest.approx((ref.rate, *ref.ci))
+    assert (est.rate.value, est.rate.low, est.rate.high) == pytest.approx(
+        (ref.rate, ref.interval.low, ref.interval.high)
+    )
 
 
 def test_no_rate_before_two_answers_or_without_positive_labels():

@@ -54,8 +54,8 @@ def test_health_and_metrics_report_the_agreement_of_a_sampled_quarter(
     assert audit["pending"] == 0 and audit["judged"] == len(judged) == audit["drawn"]
     assert 0.15 < len(judged) / len(items) < 0.35  # a quarter of the traffic, drawn at random
     expected = sum(rewards[i] == gpt4[i].label for i in judged) / len(judged)
-    assert abs(audit["agreement"] - expected) < 1e-9
-    low, high = audit["interval"]
+    assert abs(audit["agreement"]["value"] - expected) < 1e-9
+    low, high = audit["agreement"]["low"], audit["agreement"]["high"]
     assert low < high and low <= expected <= high and audit["baseline"] == 0.5
     assert f"tinyjudge_audit_judged {len(judged)}" in metrics
     assert "tinyjudge_audit_agreement " in metrics
@@ -104,7 +104,7 @@ def test_the_serve_command_audits_with_its_flags(
             printed, _ = proc.communicate(timeout=20)
         judged = set(srv.calls_by_item)
     assert "auditing 25.0% of rollouts with judge:replay-gpt-4" in printed
-    assert audit["judged"] == len(judged) > 0 and audit["interval"] is not None
+    assert audit["judged"] == len(judged) > 0 and audit["agreement"]["low"] is not None
 
 
 def test_a_burst_of_400_at_rate_a_quarter_is_drawn_uniformly_and_judged_meanwhile(

@@ -5,13 +5,12 @@ what the HTML templates render; :meth:`AuditReport.to_dict` is the JSON written 
 ``report.json``, section by section in the same order with the same keys. Each
 comparison of two sources is a :class:`PairRow`, whose statistics are
 :class:`~tinyjudge.results.Interval` values: ``report.pair(a, b).kappa`` prints as
-``0.718 [0.548, 0.865]``; in the JSON it is ``"kappa"`` with ``"kappa_ci"`` beside it.
+``0.718 [0.548, 0.865]``; in the JSON it is ``"kappa": {"value", "low", "high"}``.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,13 +23,11 @@ __all__ = ["AuditReport", "AuditMeta", "SourceSummary", "PairRow", "Confusion", 
 
 # the counts every row has, in the JSON's order
 _COUNTS = ("a", "b", "n", "unscored", "unscored_a", "unscored_b", "only_a", "only_b")
-# the statistics written as ``<name>`` and ``<name>_ci``, in the JSON's order
+# the statistics written as intervals, in the JSON's order
 _STATS = ("accuracy", "kappa", "alpha", "kappa_quadratic", "alpha_ordinal")
-
-
-def _interval(value: float | None, ci: list[float | None]) -> Interval:
-    """The JSON's ``value`` and ``[low, high]`` as an Interval (``null`` is ``nan``)."""
-    return Interval(math.nan if value is None else value, ci[0], ci[1])
+# what a row writes only where it has it, after the counts and the first three statistics
+_LATER = ("kappa_quadratic", "alpha_ordinal", "n_clusters", "confusion", "spearman", "kendall",
+          "n_scores", "reference_without", "reference_of")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -93,13 +90,11 @@ class PairRow:
     reference_of: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The row of ``report.json``: each statistic as ``<name>`` and ``<name>_ci``."""
-        out: dict[str, Any] = {name: getattr(self, name) for name in _COUNTS}
-        for name in _STATS:
-            got: Interval | None = getattr(self, name)
-            if got is not None:
-                out[name] = None if math.isnan(got.value) else got.value
-                out[f"{name}_ci"] = [got.low, got.high]
+        """The row of ``report.json``: each statistic as an interval (``{"value", "low",
+        "high"}``), a scale's two only on a scale."""
+        out = fields_dict(self, skip=_LATER)
+        scale = {name: getattr(self, name) for name in _STATS[3:]}
+        out |= {name: got.to_dict() for name, got in scale.items() if got is not None}
         if self.n_clusters is not None:
             out["n_clusters"] = self.n_clusters
         if self.confusion is not None:
@@ -112,8 +107,8 @@ class PairRow:
 
     @classmethod
     def from_dict(cls, row: dict[str, Any]) -> PairRow:
-        """A row of a saved ``report.json``."""
-        stats: dict[str, Any] = {s: _interval(row[s], row[f"{s}_ci"]) for s in _STATS if s in row}
+        """A saved ``report.json`` row; its intervals in either form (:meth:`Interval.read`)."""
+        stats: dict[str, Any] = {s: Interval.read(row, s) for s in _STATS if s in row}
         confusion = Confusion(**row["confusion"]) if "confusion" in row else None
         rest = ("n_clusters", "spearman", "kendall", "n_scores", "reference_without",
                 "reference_of")  # fmt: skip
@@ -282,4 +277,24 @@ def with_exploit(
         raise DataError(
             where, None, f"not an exploit report from `tinyjudge exploit`: no {missing[0]!r}"
         )
-    return replace(report, exploit=exploit)
+    return replace(report, exploit=_exploit_intervals(exploit))
+
+
+# an exploit.json written before the one interval form: each rate's bounds beside it, under
+# the key's first word and "ci"
+_OLD_EXPLOIT = {"flip_to_target": "flip", "mean_shift": "shift"}
+
+
+def _exploit_intervals(exploit: dict[str, Any]) -> dict[str, Any]:
+    """``exploit`` with its edits' and searched phrases' rates as intervals, in whichever
+    form its file has them (:meth:`Interval.read`)."""
+
+    def row(r: dict[str, Any]) -> dict[str, Any]:
+        old = {k: "_".join((word, "ci")) for k, word in _OLD_EXPLOIT.items()}
+        rates = {k: Interval.read(r, k, old[k]).to_dict() for k in old if k in r}
+        return {k: v for k, v in r.items() if k not in old.values()} | rates
+
+    out = exploit | {"edits": [row(r) for r in exploit["edits"]]}
+    if exploit.get("search"):
+        out["search"] = exploit["search"] | {"best": [row(r) for r in exploit["search"]["best"]]}
+    return out

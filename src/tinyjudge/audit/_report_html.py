@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import io
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,57 +34,69 @@ code{background:#f3f3f3;padding:0 .25em}
 """
 
 _TEMPLATES = Path(__file__).resolve().parent / "templates"
+# a figure that is an interval (``{"value", "low", "high"}``) shows its bounds beside it
 BIAS_COLUMNS = {
     "position": [
-        ("pairs", "n", None),
-        ("flip rate", "flip_rate", "ci"),
-        ("flips", "n_flips", None),
-        ("first-position share", "first_share", "first_ci"),
-        ("unscored", "n_unscored", None),
+        ("pairs", "n"),
+        ("flip rate", "flip_rate"),
+        ("flips", "n_flips"),
+        ("first-position share", "first_share"),
+        ("unscored", "n_unscored"),
     ],
     "verbosity": [
-        ("pairs", "n", None),
-        ("longer wins", "longer_win_rate", "ci"),
-        ("reference", "reference_rate", None),
-        ("excess", "excess", "excess_ci"),
-        ("pairs compared", "n_paired", None),
+        ("pairs", "n"),
+        ("longer wins", "longer_win_rate"),
+        ("reference", "reference_rate"),
+        ("excess", "excess"),
+        ("pairs compared", "n_paired"),
     ],
     "self_consistency": [
-        ("items", "n", None),
-        ("samples per item", "mean_samples", None),
-        ("agreement", "agreement", "ci"),
-        ("unanimous", "unanimous", None),
-        ("Fleiss' kappa", "kappa", None),
-        ("unparsed", "n_unparsed", None),
+        ("items", "n"),
+        ("samples per item", "mean_samples"),
+        ("agreement", "agreement"),
+        ("unanimous", "unanimous"),
+        ("Fleiss' kappa", "kappa"),
+        ("unparsed", "n_unparsed"),
     ],
 }
 
 
+def _value(x: Any) -> Any:
+    """An interval's value (``{"value", "low", "high"}``); any other figure as it is."""
+    return x.get("value") if isinstance(x, Mapping) else x
+
+
 def _f(x: Any, digits: int = 3) -> str:
-    """A figure to ``digits`` places; a dash for none."""
+    """A figure (or an interval's value) to ``digits`` places; a dash for none."""
+    x = _value(x)
     return "–" if x is None or _undefined(x) else f"{x:.{digits}f}"
 
 
-def _pct(x: float, digits: int = 0) -> str:
-    return f"{x:.{digits}%}"
+def _pct(x: Any, digits: int = 0) -> str:
+    return f"{_value(x):.{digits}%}"
 
 
 def _ci(ci: Any, digits: int = 3) -> Any:
-    """`` [low, high]`` in a grey span; nothing when there is no interval."""
+    """An interval's (or a ``[low, high]`` pair's) `` [low, high]`` in a grey span; nothing
+    when there is no interval."""
     from markupsafe import Markup
 
-    if not ci or _undefined(ci) or ci[0] is None:
-        return ""
+    if isinstance(ci, Mapping):
+        ci = [ci.get("low"), ci.get("high")]
+    if not isinstance(ci, list | tuple) or not ci or ci[0] is None:
+        return ""  # a plain figure, or an interval without bounds
     return Markup(f' <span class="ci">[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]</span>')
 
 
 def _cell(value: Any) -> str:
+    value = _value(value)
     if isinstance(value, float):
         return _f(value)
     return "–" if value is None else str(value)
 
 
-def _kappa_class(k: float | None) -> str:
+def _kappa_class(k: Any) -> str:
+    k = _value(k)
     if k is None:
         return "muted"
     return "good" if k >= 0.8 else "bad" if k < 0.4 else ""
@@ -104,7 +117,7 @@ def _undefined(x: Any) -> bool:
 
 def forest_plot(rows: list[dict[str, Any]], title: str) -> bytes | None:
     """Kappa with its interval per source, one line each; None when nothing to plot."""
-    rows = [r for r in rows if r.get("kappa") is not None]
+    rows = [r for r in rows if _value(r.get("kappa")) is not None]
     if not rows:
         return None
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -114,16 +127,16 @@ def forest_plot(rows: list[dict[str, Any]], title: str) -> bytes | None:
     FigureCanvasAgg(fig)
     ax = fig.subplots()
     for y, r in enumerate(reversed(rows)):
-        lo, hi = r["kappa_ci"]
-        if lo is not None:
-            ax.plot([lo, hi], [y, y], color="C0", lw=2)
-        ax.plot([r["kappa"]], [y], "o", color="C0")
+        kappa = r["kappa"]
+        if kappa["low"] is not None:
+            ax.plot([kappa["low"], kappa["high"]], [y, y], color="C0", lw=2)
+        ax.plot([kappa["value"]], [y], "o", color="C0")
     ax.set_yticks(range(len(rows)), [r["b"] for r in reversed(rows)], fontsize=9)
     for x, name in ((0.4, "fair"), (0.6, "moderate"), (0.8, "substantial")):
         ax.axvline(x, color="0.85", lw=1, zorder=0)
         ax.text(x, len(rows) - 0.4, name, fontsize=7, color="0.5", ha="right")
     ax.axvline(0, color="0.6", lw=1, ls="--")
-    ax.set_xlim(min(-0.05, *(r["kappa_ci"][0] or 0 for r in rows)), 1.0)
+    ax.set_xlim(min(-0.05, *(r["kappa"]["low"] or 0 for r in rows)), 1.0)
     ax.set_ylim(-0.6, len(rows) - 0.2)
     ax.set_xlabel("Cohen's kappa with its confidence interval")
     ax.set_title(title, fontsize=10)
@@ -151,8 +164,9 @@ def _weakest_slices(data: dict[str, Any]) -> dict[str, tuple[float, str, str, in
     for key, values in data["slices"].items():
         for value, rows in values.items():
             for row in rows:
-                if row["kappa"] is not None and row["n"] >= 20:
-                    got = (row["kappa"], key, value, row["n"])
+                kappa = _value(row["kappa"])
+                if kappa is not None and row["n"] >= 20:
+                    got = (kappa, key, value, row["n"])
                     worst[row["b"]] = min(worst.get(row["b"], got), got)
     return worst
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from tinyjudge._stats import BootstrapCI, bootstrap_ci, bootstrap_many
+from tinyjudge._stats import bootstrap_ci, bootstrap_many
 from tinyjudge.audit._alpha import alpha_from_confusion, alpha_from_value_counts
 from tinyjudge.audit._encode import encode
 from tinyjudge.audit._kappa import kappa_from_confusion, kendall, spearman, weight_matrix
@@ -32,11 +32,6 @@ Table = dict[str, dict[str, Label]]
 def number(x: float | None) -> float | None:
     """A JSON number: ``None`` for what is missing or not finite."""
     return None if x is None or not math.isfinite(x) else float(x)
-
-
-def _interval(ci: BootstrapCI) -> Interval:
-    value = number(ci.estimate)
-    return Interval(math.nan if value is None else value, *ci.interval())
 
 
 def pair_row(
@@ -85,7 +80,7 @@ def pair_row(
         stats["kappa_quadratic"] = lambda c: kappa_from_confusion(cm(c), w_q)
         stats["alpha_ordinal"] = lambda c: alpha_from_confusion(cm(c), "ordinal")
     got: dict[str, Any] = {
-        name: _interval(ci)
+        name: ci.as_interval()
         for name, ci in bootstrap_many(stats, cells, groups=groups, **boot).items()
     }
     confusion = Confusion(order, cm(cells).tolist())
@@ -117,13 +112,13 @@ def raters_row(
     rated = counts.sum(axis=1) >= 2
     out: dict[str, Any] = {"sources": sources, "n_items": int(rated.sum())}
     if not rated.any():
-        return out | {"alpha": None, "alpha_ci": [None, None]}
+        return out | {"alpha": Interval(math.nan).to_dict()}
     units = np.flatnonzero(rated)
     groups = [group_of(item_ids[u]) for u in units]
     ci = bootstrap_ci(
         lambda idx: alpha_from_value_counts(counts[idx]), units, groups=groups, **boot
     )
-    out |= {"alpha": number(ci.estimate), "alpha_ci": ci.interval()}
+    out["alpha"] = ci.as_interval().to_dict()
     full = counts.sum(axis=1) == len(sources)
     if full.sum() and len(sources) >= 2:
         from tinyjudge.audit._kappa import fleiss_kappa_from_counts

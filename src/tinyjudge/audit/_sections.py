@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from tinyjudge._stats import BootstrapCI
 from tinyjudge.audit._encode import encode
 from tinyjudge.audit._pairs import pair_labels
-from tinyjudge.audit._rows import Table, number
+from tinyjudge.audit._rows import Table
 from tinyjudge.errors import TinyjudgeError, UsageError
 from tinyjudge.records import Item, Label
 from tinyjudge.rubric import Rubric
@@ -24,7 +24,7 @@ __all__ = ["calibration_section", "bias_section", "estimates_section"]
 
 
 def _metrics(got: dict[str, BootstrapCI]) -> dict[str, dict[str, Any]]:
-    return {m: {"value": number(c.estimate), "ci": c.interval()} for m, c in got.items()}
+    return {m: c.as_interval().to_dict() for m, c in got.items()}
 
 
 def calibration_section(

@@ -120,13 +120,13 @@ class StepAgreement(NamedTuple):
     only_source: int
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready: each metric as ``{"estimate", "ci": [low, high]}``."""
+        """JSON-ready: each metric as an interval (``{"value", "low", "high"}``), their
+        ``level`` once."""
         out: dict[str, Any] = {"source": self.source, "reference": self.reference, "n": self.n}
         for name in ("exact", "within_1", "within_3", "agent"):
-            ci: BootstrapCI = getattr(self, name)
-            est = None if math.isnan(ci.estimate) else ci.estimate
-            out[name] = {"estimate": est, "ci": ci.interval(), "level": ci.level}
+            out[name] = getattr(self, name).as_interval().to_dict()
         out.update(
+            level=self.exact.level,
             n_unscored=self.n_unscored,
             only_reference=self.only_reference,
             only_source=self.only_source,

@@ -13,12 +13,9 @@ __all__ = ["crossfit_summary", "model_card_section", "methods_line"]
 
 
 def crossfit_summary(cf: CrossFitResult, check: MethodCheck | None = None) -> dict[str, Any]:
-    def one(ci) -> dict[str, Any]:
-        return {"value": float(ci.estimate), "ci": ci.interval()}
-
     out: dict[str, Any] = {
-        "before": {m: one(c) for m, c in cf.metrics_before.items()},
-        "after": {m: one(c) for m, c in cf.metrics_after.items()},
+        "before": {m: c.as_interval().to_dict() for m, c in cf.metrics_before.items()},
+        "after": {m: c.as_interval().to_dict() for m, c in cf.metrics_after.items()},
     }
     if check is not None:
         out["check"] = {

@@ -12,6 +12,7 @@ import numpy as np
 
 from tinyjudge._model_dir import CALIBRATION_FILE, ModelFileError
 from tinyjudge._people_items import PEOPLE_KEY, people_digest
+from tinyjudge._stats import BootstrapCI
 from tinyjudge.calibrate._calibrators import BaseCalibrator
 from tinyjudge.calibrate._card import crossfit_summary
 from tinyjudge.calibrate._config import CalibrateConfig
@@ -95,8 +96,8 @@ class Calibration:
     def metrics(self) -> dict[str, dict[str, Interval]]:
         """``{"before": {metric: Interval}, "after": {...}}``, held out, with their intervals."""
 
-        def typed(cis: dict[str, Any]) -> dict[str, Interval]:
-            return {m: Interval(float(c.estimate), c.low, c.high) for m, c in cis.items()}
+        def typed(cis: dict[str, BootstrapCI]) -> dict[str, Interval]:
+            return {m: c.as_interval() for m, c in cis.items()}
 
         cf = self.crossfit
         return {"before": typed(cf.metrics_before), "after": typed(cf.metrics_after)}

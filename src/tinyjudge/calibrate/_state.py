@@ -32,7 +32,8 @@ def _num(x: float) -> float | None:
 
 
 def _ci_record(ci: BootstrapCI) -> dict[str, Any]:
-    ends = {"estimate": _num(ci.estimate), "low": _num(ci.low), "high": _num(ci.high)}
+    """The interval (``{"value", "low", "high"}``) and what the bootstrap drew."""
+    ends = {"value": _num(ci.estimate), "low": _num(ci.low), "high": _num(ci.high)}
     counts = {k: int(getattr(ci, k)) for k in ("n_boot", "n_undefined", "n_clusters")}
     return {**ends, "level": float(ci.level), **counts}
 
@@ -42,8 +43,9 @@ def _ci(record: dict[str, Any]) -> BootstrapCI:
         value = record[key]
         return math.nan if value is None else float(value)
 
+    value = "value" if "value" in record else "estimate"  # a file from before the one form
     return BootstrapCI(
-        f("estimate"), f("low"), f("high"), float(record["level"]),
+        f(value), f("low"), f("high"), float(record["level"]),
         int(record["n_boot"]), int(record["n_undefined"]), int(record["n_clusters"]),
     )  # fmt: skip
 

@@ -32,12 +32,16 @@ from tinyjudge.config import Config, option
 from tinyjudge.errors import UsageError
 from tinyjudge.judge import JudgeConfig, JudgeLike
 from tinyjudge.records import Item, Label
-from tinyjudge.results import Interval
+from tinyjudge.results import Interval, fields_dict
 
 from ._bound import clopper_pearson
 from ._cluster import korn_graubard_items
 
 __all__ = ["AuditConfig", "AuditSampler", "AuditState", "audit_sampler", "card_agreement"]
+
+# /health's audit: the traffic's counts, then the agreement and what it rests on
+_JSON_ORDER = ("rate", "offered", "drawn", "judged", "pending", "dropped", "failed", "agreement",
+               "groups", "group_by", "warnings", "baseline")  # fmt: skip
 
 log = logging.getLogger("tinyjudge.audit_sampler")
 
@@ -95,23 +99,10 @@ class AuditState:
     group_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form (``/health``'s ``audit``)."""
-        nan = math.isnan(self.agreement.value)
-        return {
-            "rate": self.rate,
-            "offered": self.offered,
-            "drawn": self.drawn,
-            "judged": self.judged,
-            "pending": self.pending,
-            "dropped": self.dropped,
-            "failed": self.failed,
-            "agreement": None if nan else self.agreement.value,
-            "interval": None if nan else [self.agreement.low, self.agreement.high],
-            "groups": self.groups,
-            "group_by": self.group_by,
-            "warnings": self.warnings,
-            "baseline": self.baseline,
-        }
+        """The JSON form (``/health``'s ``audit``): the fields, the traffic's counts first,
+        ``agreement`` as ``{"value", "low", "high"}``."""
+        data = fields_dict(self)
+        return {k: data[k] for k in _JSON_ORDER}
 
     def prometheus(self) -> str:
         """The same figures in Prometheus text format (``/metrics``)."""

@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from tinyjudge.errors import UsageError
+from tinyjudge.results import Interval
 
 from ._ppi import ArrayLike, MeanEstimate, z_value
 
@@ -204,6 +205,5 @@ def stratified_ppi_mean(
     se, z = math.sqrt(total), z_value(level)
     n_h_total, n_u = int(has.sum()), int((~has).sum())
     method = "stratified" if use_cheap else "stratified-human"
-    return MeanEstimate(
-        est, (est - z * se, est + z * se), se, n_h_total, n_u, float(use_cheap), level, method
-    )
+    ci = Interval(est, est - z * se, est + z * se)
+    return MeanEstimate(ci, se, n_h_total, n_u, float(use_cheap), level, method)

@@ -46,8 +46,8 @@ class MeanEstimate(NamedTuple):
     """A mean with its confidence interval.
 
     Attributes:
-        estimate: the point estimate.
-        ci: ``(low, high)`` at coverage ``level``.
+        interval: the point estimate with its interval at coverage ``level`` (printing as
+            ``0.123 [0.101, 0.148]``); ``estimate`` is its value.
         se: the standard error used for the interval (Wilson: the plug-in one).
         n: human labels used.
         N: cheap predictions used on items without a human label (0 for human-only).
@@ -56,8 +56,7 @@ class MeanEstimate(NamedTuple):
         method: ``ppi++``, ``ppi``, ``wilson``, ``normal`` or ``stratified``.
     """
 
-    estimate: float
-    ci: tuple[float, float]
+    interval: Interval
     se: float
     n: int
     N: int
@@ -66,24 +65,24 @@ class MeanEstimate(NamedTuple):
     method: str
 
     @property
-    def interval(self) -> Interval:
-        """The estimate with its interval, printing as ``0.123 [0.101, 0.148]``."""
-        return Interval(self.estimate, *self.ci)
+    def estimate(self) -> float:
+        """The point estimate (``interval.value``)."""
+        return self.interval.value
 
 
 class Difference(NamedTuple):
-    """``a - b`` of two estimates on disjoint items, with its interval."""
+    """``a - b`` of two estimates on disjoint items, with its interval (``estimate`` is
+    its value)."""
 
-    estimate: float
-    ci: tuple[float, float]
+    interval: Interval
     se: float
     level: float
     method: str
 
     @property
-    def interval(self) -> Interval:
-        """The difference with its interval."""
-        return Interval(self.estimate, *self.ci)
+    def estimate(self) -> float:
+        """The difference (``interval.value``)."""
+        return self.interval.value
 
 
 def z_value(level: float) -> float:
@@ -118,17 +117,23 @@ def wilson_mean(y: ArrayLike, *, level: float = 0.9) -> MeanEstimate:
     soft labels in [0, 1] it uses their mean as the observed proportion.
 
     >>> est = wilson_mean([1] * 3 + [0] * 7, level=0.95)
-    >>> round(est.ci[0], 4), round(est.ci[1], 4)
-    (0.1078, 0.6032)
+    >>> format(est.interval, ".4f")
+    '0.3000 [0.1078, 0.6032]'
     """
+    p, low, high, n = _wilson(y, level)
+    se = math.sqrt(p * (1 - p) / n)
+    return MeanEstimate(Interval(p, low, high), se, n, 0, 0.0, level, "wilson")
+
+
+def _wilson(y: ArrayLike, level: float) -> tuple[float, float, float, int]:
+    """The observed proportion, the Wilson bounds, and n."""
     yy = _vector(y, "y")
     if yy.size == 0:
         raise UsageError("no human labels: the Wilson interval needs at least one")
     n, p, z = yy.size, float(yy.mean()), z_value(level)
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    se = math.sqrt(p * (1 - p) / n)
-    return MeanEstimate(p, (centre - half, centre + half), se, n, 0, 0.0, level, "wilson")
+    return p, centre - half, centre + half, n
 
 
 def normal_mean(y: ArrayLike, *, level: float = 0.9) -> MeanEstimate:
@@ -136,7 +141,7 @@ def normal_mean(y: ArrayLike, *, level: float = 0.9) -> MeanEstimate:
     yy = _vector(y, "y")
     _need_labels(yy)
     m, se, z = float(yy.mean()), math.sqrt(_var(yy) / yy.size), z_value(level)
-    return MeanEstimate(m, (m - z * se, m + z * se), se, yy.size, 0, 0.0, level, "normal")
+    return MeanEstimate(Interval(m, m - z * se, m + z * se), se, yy.size, 0, 0.0, level, "normal")
 
 
 def ppi_lambda(y: ArrayLike, f: ArrayLike, f_unlabelled: ArrayLike) -> float:
@@ -202,7 +207,8 @@ def ppi_mean(
     est = lam * cheap_mean + float(resid.mean())
     var = _var(resid) / yy.size + (lam * lam * _var(fu) / fu.size if fu.size else 0.0)
     se, z = math.sqrt(var), z_value(level)
-    return MeanEstimate(est, (est - z * se, est + z * se), se, yy.size, fu.size, lam, level, method)
+    ci = Interval(est, est - z * se, est + z * se)
+    return MeanEstimate(ci, se, yy.size, fu.size, lam, level, method)
 
 
 def difference(a: MeanEstimate, b: MeanEstimate) -> Difference:
@@ -213,7 +219,7 @@ def difference(a: MeanEstimate, b: MeanEstimate) -> Difference:
     if a.level != b.level:
         raise UsageError(f"cannot combine intervals at levels {a.level} and {b.level}")
     d, se, z = a.estimate - b.estimate, math.hypot(a.se, b.se), z_value(a.level)
-    return Difference(d, (d - z * se, d + z * se), se, a.level, a.method)
+    return Difference(Interval(d, d - z * se, d + z * se), se, a.level, a.method)
 
 
 def newcombe_difference(y_a: ArrayLike, y_b: ArrayLike, *, level: float = 0.9) -> Difference:
@@ -223,16 +229,15 @@ def newcombe_difference(y_a: ArrayLike, y_b: ArrayLike, *, level: float = 0.9) -
     inside [-1, 1] and behaves well for small n and rates near 0 or 1.
 
     >>> d = newcombe_difference([1] * 56 + [0] * 14, [1] * 48 + [0] * 32, level=0.95)
-    >>> round(d.estimate, 4), round(d.ci[0], 4), round(d.ci[1], 4)
-    (0.2, 0.0524, 0.3339)
+    >>> format(d.interval, ".4f")
+    '0.2000 [0.0524, 0.3339]'
     """
-    wa, wb = wilson_mean(y_a, level=level), wilson_mean(y_b, level=level)
-    pa, pb = wa.estimate, wb.estimate
+    (pa, lo_a, hi_a, n_a), (pb, lo_b, hi_b, n_b) = _wilson(y_a, level), _wilson(y_b, level)
     d = pa - pb
-    lo = d - math.sqrt((pa - wa.ci[0]) ** 2 + (wb.ci[1] - pb) ** 2)
-    hi = d + math.sqrt((wa.ci[1] - pa) ** 2 + (pb - wb.ci[0]) ** 2)
-    se = math.hypot(wa.se, wb.se)
-    return Difference(d, (lo, hi), se, level, "newcombe")
+    lo = d - math.sqrt((pa - lo_a) ** 2 + (hi_b - pb) ** 2)
+    hi = d + math.sqrt((hi_a - pa) ** 2 + (pb - lo_b) ** 2)
+    se = math.hypot(math.sqrt(pa * (1 - pa) / n_a), math.sqrt(pb * (1 - pb) / n_b))
+    return Difference(Interval(d, lo, hi), se, level, "newcombe")
 
 
 def clustered_se(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypedDict
 import numpy as np
 
 from tinyjudge.errors import UsageError
+from tinyjudge.results import Interval
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -90,11 +91,13 @@ class RateEstimate(RateCounts):
 
     @property
     def rate(self) -> float:
+        """The prediction-powered rate (``interval.value``)."""
         return self.estimate.estimate
 
     @property
-    def ci(self) -> tuple[float, float]:
-        return self.estimate.ci
+    def interval(self) -> Interval:
+        """The prediction-powered rate with its interval."""
+        return self.estimate.interval
 
 
 class RateDifference(NamedTuple):
@@ -108,8 +111,10 @@ class RateDifference(NamedTuple):
 
 def _clip(est: MeanEstimate) -> MeanEstimate:
     # A rate lies in [0, 1]; clipping the interval there cannot lose coverage.
-    lo, hi = est.ci
-    return est._replace(ci=(max(lo, 0.0), min(hi, 1.0)))
+    ci = est.interval
+    low = None if ci.low is None else max(ci.low, 0.0)
+    high = None if ci.high is None else min(ci.high, 1.0)
+    return est._replace(interval=Interval(ci.value, low, high))
 
 
 def _check_method(method: str) -> None:
@@ -119,8 +124,8 @@ def _check_method(method: str) -> None:
 
 def _with_se(est: MeanEstimate, se: float, method: str) -> MeanEstimate:
     z = z_value(est.level)
-    ci = (est.estimate - z * se, est.estimate + z * se)
-    return est._replace(se=se, ci=ci, method=method)
+    ci = Interval(est.estimate, est.estimate - z * se, est.estimate + z * se)
+    return est._replace(se=se, interval=ci, method=method)
 
 
 def estimate_rate(
@@ -182,7 +187,7 @@ def estimate_rate(
     if clusters is not None:
         se, n_clusters = clustered_se(y, f, clusters, est.lam)
         est = _with_se(est, se, f"{method} clustered")
-        base = _with_se(base._replace(estimate=float(y[has].mean())),
+        base = _with_se(base._replace(interval=Interval(float(y[has].mean()))),
                         clustered_se(y, f, clusters, 0.0)[0], "normal clustered")  # fmt: skip
     if est.se > 0:
         eff = has.sum() * (base.se / est.se) ** 2

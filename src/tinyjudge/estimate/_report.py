@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from tinyjudge.results import Interval, Printed
+from tinyjudge.results import Interval, Printed, fields_dict
 
 from ._rates import RateCounts, RateDifference, RateEstimate
 
@@ -57,21 +57,10 @@ class RateRow(RateCounts):
         )  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form: ``rate`` and ``ci``, ``human_only`` and ``human_only_ci``, the
-        counts (an infinite ``effective_n`` or ``gain`` is ``None``)."""
-        return {
-            "rate": self.rate.value,
-            "ci": [self.rate.low, self.rate.high],
-            "lambda": self.lam,
-            "human_only": self.human_only.value,
-            "human_only_ci": [self.human_only.low, self.human_only.high],
-            "n_human": self.n_human,
-            "n_items": self.n_items,
-            "cheap_mean": self.cheap_mean,
-            "effective_n": _finite(self.effective_n),
-            "gain": _finite(self.gain),
-            "n_clusters": self.n_clusters,
-        }
+        """The JSON form: the counts (an infinite ``effective_n`` or ``gain`` is ``None``),
+        ``rate`` and ``human_only`` as intervals (``{"value", "low", "high"}``), ``lambda``."""
+        out = fields_dict(self, rename={"lam": "lambda"}, skip=("method", "level"))
+        return out | {k: _finite(out[k]) for k in ("effective_n", "gain")}
 
 
 @dataclass(frozen=True)
@@ -96,15 +85,8 @@ class RateComparison:
         return cls(a, b, d.estimate.interval, d.human_only.interval)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form: ``difference`` and ``ci``, ``human_only`` and ``human_only_ci``."""
-        return {
-            "a": self.a,
-            "b": self.b,
-            "difference": self.difference.value,
-            "ci": [self.difference.low, self.difference.high],
-            "human_only": self.human_only.value,
-            "human_only_ci": [self.human_only.low, self.human_only.high],
-        }
+        """The JSON form: ``difference`` and ``human_only`` as intervals."""
+        return fields_dict(self)
 
 
 @dataclass(frozen=True, repr=False)

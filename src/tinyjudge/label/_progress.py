@@ -16,6 +16,7 @@ import numpy as np
 from tinyjudge.audit.agreement import cohen_kappa
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Label
+from tinyjudge.results import Interval, plain
 from tinyjudge.rubric import Rubric
 
 __all__ = ["RateEstimate", "SourceAgreement", "rate_estimate", "agreement", "verdicts"]
@@ -26,19 +27,20 @@ _LEVEL = 0.95
 class RateEstimate(NamedTuple):
     """The behaviour rate (share of items with a positive label) with a 95% interval.
 
-    ``human_*`` is the same rate from the reviewer's labels alone, for comparison;
+    ``human`` is the same rate from the reviewer's labels alone, for comparison;
     ``note`` says why there is no estimate yet when ``rate`` is None.
     """
 
-    rate: float | None
-    low: float | None
-    high: float | None
+    rate: Interval | None
     n: int
     method: str
-    human_rate: float | None = None
-    human_low: float | None = None
-    human_high: float | None = None
+    human: Interval | None = None
     note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``/api/progress``'s ``rate``): each rate as ``{"value", "low",
+        "high"}``."""
+        return plain(self._asdict())
 
 
 class SourceAgreement(NamedTuple):
@@ -78,15 +80,15 @@ def rate_estimate(
     if n < 2:
         return None
     alone = wilson_mean(human[~np.isnan(human)], level=_LEVEL)
-    base = RateEstimate(alone.estimate, *alone.ci, n, "Wilson")
+    base = RateEstimate(alone.interval, n, "Wilson")
     if cheap is None:
         return base
     try:
         est = estimate_rate(cheap, human, level=_LEVEL, method=method).estimate
     except TinyjudgeError as e:
         # e.g. the stratified estimate before every cheap-score bin has a label
-        return RateEstimate(None, None, None, n, method, *base[:3], note=str(e))
-    return RateEstimate(est.estimate, *est.ci, n, est.method, *base[:3])
+        return RateEstimate(None, n, method, base.rate, note=str(e))
+    return RateEstimate(est.interval, n, est.method, base.rate)
 
 
 def _kappa(a: list[str], b: list[str]) -> float | None:

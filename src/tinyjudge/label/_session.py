@@ -91,7 +91,7 @@ class LabelSession:
             "select": self.selector.mode,
             "cheap_source": self.cheap_source,
             "positive": self.rubric.positive,
-            "rate": est._asdict() if est else None,
+            "rate": est.to_dict() if est else None,
             "agreement": [
                 a._asdict() for a in agreement(self.machine_labels(mine), self.rubric, mine)
             ],

@@ -1,4 +1,8 @@
-"""Shared pieces of the bias probes: bootstrap intervals of a mean, one-source checks."""
+"""Shared pieces of the bias probes: bootstrap intervals of a mean, one-source checks.
+
+A probe's figures are :class:`~tinyjudge.results.Interval` values: ``probe.flip_rate``
+prints as ``0.125 [0.050, 0.200]`` and is written as ``{"value", "low", "high"}``.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +15,9 @@ import numpy as np
 from tinyjudge._stats import bootstrap_ci
 from tinyjudge.errors import UsageError
 from tinyjudge.records import Label
+from tinyjudge.results import Interval
 
-__all__ = ["Interval", "cluster_keys", "mean_ci", "one_source"]
-
-Interval = tuple[float, float]
-_NAN_CI: Interval = (math.nan, math.nan)
+__all__ = ["Interval", "cluster_keys", "mean_interval", "one_source"]
 
 
 def cluster_keys(ids: Sequence[str], groups: Mapping[str, Any] | None) -> list[Any] | None:
@@ -30,7 +32,7 @@ def cluster_keys(ids: Sequence[str], groups: Mapping[str, Any] | None) -> list[A
     return [("group", g) if (g := groups.get(i)) is not None else ("item", i) for i in ids]
 
 
-def mean_ci(
+def mean_interval(
     values: np.ndarray,
     ids: Sequence[str],
     groups: Mapping[str, Any] | None,
@@ -38,9 +40,10 @@ def mean_ci(
     n_boot: int,
     seed: int,
 ) -> Interval:
-    """Percentile bootstrap interval of a mean, by cluster when ``groups`` is given."""
+    """The mean with its percentile bootstrap interval, by cluster when ``groups`` is given
+    (``nan`` without bounds for no values)."""
     if values.size == 0:
-        return _NAN_CI
+        return Interval(math.nan)
     ci = bootstrap_ci(
         lambda v: float(np.mean(v)),
         values,
@@ -49,7 +52,7 @@ def mean_ci(
         level=level,
         seed=seed,
     )
-    return (ci.low, ci.high)
+    return ci.as_interval()
 
 
 def one_source(labels: Iterable[Label], probe: str) -> list[Label]:

@@ -10,7 +10,7 @@ import numpy as np
 from tinyjudge.errors import UsageError
 from tinyjudge.records import Label
 
-from ._common import Interval, mean_ci, one_source
+from ._common import Interval, mean_interval, one_source
 
 __all__ = ["SelfConsistency", "self_consistency", "samples_from_labels"]
 
@@ -20,8 +20,8 @@ class SelfConsistency(NamedTuple):
 
     Attributes:
         agreement: mean over items of the chance that two of its samples (drawn
-            without replacement) agree: ``sum_c m_c (m_c - 1) / (k (k - 1))``.
-        ci: bootstrap interval of ``agreement``.
+            without replacement) agree: ``sum_c m_c (m_c - 1) / (k (k - 1))``, with
+            its bootstrap interval.
         unanimous: share of items whose samples all agree.
         kappa: Fleiss' kappa across samples (chance-corrected; NaN when every
             sample of every item is the same class; None when items have
@@ -33,8 +33,7 @@ class SelfConsistency(NamedTuple):
         level: nominal coverage.
     """
 
-    agreement: float
-    ci: Interval
+    agreement: Interval
     unanimous: float
     kappa: float | None
     n: int
@@ -95,8 +94,7 @@ def self_consistency(
     a = np.asarray(agree)
     kappa = fleiss_kappa(rows) if len({len(r) for r in rows}) == 1 else None
     return SelfConsistency(
-        float(a.mean()),
-        mean_ci(a, kept_ids, groups, level, n_boot, seed),
+        mean_interval(a, kept_ids, groups, level, n_boot, seed),
         float(np.mean(a == 1.0)),
         kappa,
         len(rows),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -11,7 +10,7 @@ import numpy as np
 from tinyjudge.errors import UsageError
 from tinyjudge.records import Label
 
-from ._common import Interval, mean_ci, one_source
+from ._common import Interval, mean_interval, one_source
 
 __all__ = ["PositionBias", "position_bias"]
 
@@ -21,24 +20,21 @@ class PositionBias(NamedTuple):
 
     Attributes:
         flip_rate: share of pairs whose two orders disagree (``ab != ba`` in
-            original positions); 0 for a judge blind to position.
-        ci: bootstrap interval of ``flip_rate``.
+            original positions), with its bootstrap interval; 0 for a judge blind to position.
         n: pairs judged in both orders.
         n_flips: pairs whose orders disagree.
         first_share: among flips between ``a`` and ``b`` (no tie), the share where
             each order picked the response shown first; 0.5 means no direction,
-            above it a first-position preference. NaN without such flips.
-        first_ci: bootstrap interval of ``first_share``.
+            above it a first-position preference; with its bootstrap interval, NaN
+            without such flips.
         n_unscored: pairs with an order that gave no verdict.
         level: nominal coverage.
     """
 
-    flip_rate: float
-    ci: Interval
+    flip_rate: Interval
     n: int
     n_flips: int
-    first_share: float
-    first_ci: Interval
+    first_share: Interval
     n_unscored: int
     level: float
 
@@ -92,12 +88,10 @@ def position_bias(
         )
     f, s = np.asarray(flips), np.asarray(first)
     return PositionBias(
-        float(f.mean()),
-        mean_ci(f, ids, groups, level, n_boot, seed),
+        mean_interval(f, ids, groups, level, n_boot, seed),
         len(ids),
         int(f.sum()),
-        float(s.mean()) if s.size else math.nan,
-        mean_ci(s, first_ids, groups, level, n_boot, seed),
+        mean_interval(s, first_ids, groups, level, n_boot, seed),
         unscored,
         level,
     )

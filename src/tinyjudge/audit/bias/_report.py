@@ -8,6 +8,7 @@ from typing import Any
 
 from tinyjudge.errors import TinyjudgeError
 from tinyjudge.records import Item, Label
+from tinyjudge.results import Interval
 
 from ._consistency import samples_from_labels, self_consistency
 from ._position import position_bias
@@ -17,7 +18,11 @@ __all__ = ["bias_report"]
 
 
 def _plain(value: Any) -> Any:
-    """NamedTuples to dicts, tuples to lists, NaN and infinities to None."""
+    """Intervals and NamedTuples to dicts, tuples to lists, NaN and infinities to None."""
+    if isinstance(value, Interval):
+        return _plain(value.to_dict())
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, tuple) and hasattr(value, "_asdict"):
         return {k: _plain(v) for k, v in value._asdict().items()}
     if isinstance(value, list | tuple):

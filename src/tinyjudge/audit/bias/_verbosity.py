@@ -13,7 +13,7 @@ from tinyjudge.audit.lengths import message_token_text
 from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label, Message
 
-from ._common import Interval, cluster_keys, mean_ci, one_source
+from ._common import Interval, cluster_keys, mean_interval, one_source
 
 __all__ = ["VerbosityBias", "verbosity_bias", "longer_wins", "response_length"]
 
@@ -23,24 +23,21 @@ class VerbosityBias(NamedTuple):
 
     Attributes:
         longer_win_rate: among pairs with a non-tie verdict and responses of
-            different length, the share where the longer one won.
-        ci: bootstrap interval of it.
+            different length, the share where the longer one won, with its bootstrap interval.
         n: pairs counted.
         reference_rate: the same share for the reference's verdicts (e.g. people)
             on the pairs both judged; None without a reference.
         excess: judge minus reference on those same pairs: the length preference
-            beyond what the reference shows; None without a reference.
-        excess_ci: paired bootstrap interval of ``excess``.
+            beyond what the reference shows, with its paired bootstrap interval; None
+            without a reference.
         n_paired: pairs in the excess.
         level: nominal coverage.
     """
 
-    longer_win_rate: float
-    ci: Interval
+    longer_win_rate: Interval
     n: int
     reference_rate: float | None
-    excess: float | None
-    excess_ci: Interval | None
+    excess: Interval | None
     n_paired: int
     level: float
 
@@ -130,9 +127,9 @@ def verbosity_bias(
         )
     ids = list(judge)
     w = np.asarray([judge[i] for i in ids])
-    ci = mean_ci(w, ids, groups, level, n_boot, seed)
+    ci = mean_interval(w, ids, groups, level, n_boot, seed)
     if reference is None:
-        return VerbosityBias(float(w.mean()), ci, len(ids), None, None, None, 0, level)
+        return VerbosityBias(ci, len(ids), None, None, 0, level)
     ref = _wins(one_source(reference, "verbosity_bias reference"), lengths)
     both = [i for i in ids if i in ref]
     if not both:
@@ -149,12 +146,10 @@ def verbosity_bias(
         seed=seed,
     )
     return VerbosityBias(
-        float(w.mean()),
         ci,
         len(ids),
         float(r.mean()),
-        diff.estimate,
-        (diff.low, diff.high),
+        diff.as_interval(),
         len(both),
         level,
     )
