@@ -8,7 +8,10 @@ the AUC of each order at finding the replies whose people's label differs from G
 
 - doubt: ``1 - p_rm(judge's label)``, what ``teach`` was (and is before anyone has labelled);
 - teach: the page's order now (:func:`tinyjudge.label.select.teach_values`), the doubt
-  corrected by the judge's confusion against the people's labels so far;
+  corrected by the judge's confusion against the people's labels so far, or the doubt alone
+  where the model's head read the judge's logits (``auto`` chose ``stack``);
+- confusion: the doubt corrected by the confusion whatever the head read (``auto`` rows
+  only: what ``teach`` did before it read the card);
 - class rate: the judge's class's overturn rate on people's labels alone (no model).
 
     nice -n 10 .venv/bin/python bench/teach.py                 # 3 draws, N = 50 100 300
@@ -27,6 +30,8 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
+from tinyjudge._people_items import card_people_method
+from tinyjudge._people_methods import READS_JUDGE
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.distill import LinearRM
 from tinyjudge.distill._people import fit_with_people, people_targets
@@ -73,11 +78,14 @@ def run_draw(data: Any, way: str, n: int, draw: int) -> dict[str, Any]:
         j: (sum(h != j for jj, h in seen if jj == j) + 0.5) / (sum(jj == j for jj, _ in seen) + 1)
         for j in names
     }
+    reads_judge = card_people_method(getattr(model, "card_", {})) in READS_JUDGE
     scores = {
         "doubt": teach_values(judge + rm, rubric, ids)[2],
-        "teach": teach_values(judge + rm + people, rubric, ids)[2],
+        "teach": teach_values(judge + rm + people, rubric, ids, reads_judge=reads_judge)[2],
         "class rate": np.array([rate[said[i]] for i in ids]),
     }
+    if way == "auto":
+        scores["confusion"] = teach_values(judge + rm + people, rubric, ids)[2]
     out: dict[str, Any] = {
         "way": way, "n_human": len(people), "draw": draw, "n_pool": len(ids),
         "n_overturned": int(overturned.sum()), "seconds": round(time.perf_counter() - t0, 1),
@@ -95,7 +103,9 @@ def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for n in dict.fromkeys(r["n_target"] for r in rows if r["way"] == way):
             some = [r for r in rows if r["way"] == way and r["n_target"] == n]
             row: dict[str, Any] = {"way": way, "n_human": n, "draws": len(some)}
-            for o in ORDERS:
+            for o in (*ORDERS, "confusion"):
+                if o not in some[0]:
+                    continue
                 v = np.array([r[o] for r in some])
                 row[o] = {"mean": float(v.mean()), "min": float(v.min()), "max": float(v.max())}
             table.append(row)
@@ -126,7 +136,7 @@ def main() -> None:
                 rows.append(row)
                 print(
                     f"{way:8s} N={n:4d} draw {draw}: "
-                    + "  ".join(f"{o} {row[o]:.3f}" for o in ORDERS)
+                    + "  ".join(f"{o} {row[o]:.3f}" for o in (*ORDERS, "confusion") if o in row)
                     + f"  ({row['n_overturned']}/{row['n_pool']} overturned, "
                     + f"{row['seconds']} s{', chose ' + row['chosen'] if 'chosen' in row else ''})",
                     flush=True,

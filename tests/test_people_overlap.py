@@ -19,10 +19,13 @@ from tinyjudge._people_items import (
     PEOPLE_KEY,
     LearnedFrom,
     PeopleOverlapError,
+    card_people_method,
     check_people_overlap,
     learned_from_model_dir,
     people_digest,
+    read_sidecars,
     sidecar_path,
+    write_sidecar,
 )
 from tinyjudge.datasets.importers import run_import
 from tinyjudge.datasets.jsonl import write_jsonl
@@ -50,6 +53,25 @@ def test_check_refuses_overlap_unless_allowed() -> None:
         check_people_overlap(learned, "human:final", ["a", "b"])
     assert check_people_overlap(learned, "human:final", ["a", "b"], allow_overlap=True) == ["a"]
     assert check_people_overlap(learned, "human:final", ["b"]) == []
+
+
+def test_the_record_beside_the_labels_keeps_the_card_s_people_method(tmp_path: Path) -> None:
+    auto = {"human_method": "auto", "combination": {"chosen": "stack", "cv": {}}}
+    assert card_people_method(auto) == "stack"  # auto's choice, not "auto"
+    assert card_people_method({"human_method": "weighted"}) == "weighted"
+    assert card_people_method({}) is None
+    model = tmp_path / "rm"
+    model.mkdir()
+    (model / "tinyjudge.json").write_text(json.dumps({"name": "m", "card": auto}))
+    learned = learned_from_model_dir(model, calibrated=False)
+    assert (learned.source, learned.people_method) == ("rm:m", "stack")
+    labels = tmp_path / "rm_labels.jsonl"
+    write_sidecar(labels, learned)
+    assert read_sidecars([labels])[0].people_method == "stack"
+    old = json.loads(sidecar_path(labels).read_text())
+    del old["people_method"]  # a sidecar written before the method was recorded
+    sidecar_path(labels).write_text(json.dumps(old))
+    assert read_sidecars([labels])[0].people_method is None
 
 
 @pytest.fixture(scope="module")

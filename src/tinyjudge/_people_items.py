@@ -19,7 +19,8 @@ Labels do not name the model that wrote them, so ``score`` writes a small file
 beside its labels (:func:`sidecar_path`: ``rm_labels.jsonl`` ->
 ``rm_labels.people.json``) that copies the records of the model it scored with
 for the source it wrote: ``rm:<name>`` carries the distillation's,
-``rm:<name>+cal`` that and the calibration's. ``estimate`` and ``audit`` read
+``rm:<name>+cal`` that and the calibration's, and the card's people method (``auto``'s
+chosen head, which ``label --select teach`` reads). ``estimate`` and ``audit`` read
 the file beside each labels file they are given, or a model directory named
 with ``--model-dir``.
 """
@@ -43,6 +44,7 @@ __all__ = [
     "people_digest",
     "LearnedFrom",
     "learned_from_model_dir",
+    "card_people_method",
     "sidecar_path",
     "write_sidecar",
     "read_sidecars",
@@ -92,6 +94,8 @@ class LearnedFrom:
         calibrated: the same for its calibration (empty for ``rm:<name>``).
         teacher: the source it was distilled from (``judge:gpt-4o``), when recorded.
         taught: short hashes of the items whose ``teacher`` labels it was trained on.
+        people_method: how its head joined people's labels to the judge's (the card's
+            method, ``auto``'s chosen candidate such as ``stack``); None without people.
     """
 
     source: str
@@ -100,6 +104,7 @@ class LearnedFrom:
     calibrated: frozenset[str] = frozenset()
     teacher: str | None = None
     taught: frozenset[str] = frozenset()
+    people_method: str | None = None
 
     def _steps(self, human: str | None) -> list[tuple[str, frozenset[str]]]:
         steps = [("distilled", self.distilled), ("calibrated", self.calibrated)]
@@ -129,6 +134,7 @@ class LearnedFrom:
             "calibrated": sorted(self.calibrated),
             "teacher": self.teacher,
             "taught": sorted(self.taught),
+            "people_method": self.people_method,
         }
 
 
@@ -170,8 +176,18 @@ def learned_from_model_dir(model_dir: str | Path, calibrated: bool) -> LearnedFr
     teacher = card.get("teacher_source")
     taught = _hashes(card.get(TEACHER_KEY), str(d / META_FILE))
     return LearnedFrom(
-        source, str(d), distilled, cal, teacher if isinstance(teacher, str) else None, taught
-    )
+        source, str(d), distilled, cal, teacher if isinstance(teacher, str) else None, taught,
+        card_people_method(card),
+    )  # fmt: skip
+
+
+def card_people_method(card: dict[str, Any]) -> str | None:
+    """How a model's head joined people's labels to the judge's, from its card: ``auto``'s
+    chosen candidate (``judge``, ``people``, ``stack``, ``weighted``), else the method."""
+    combo = card.get("combination")
+    chosen = combo.get("chosen") if isinstance(combo, dict) else None
+    method = chosen if chosen is not None else card.get("human_method")
+    return method if isinstance(method, str) else None
 
 
 def sidecar_path(labels_path: str | Path) -> Path:
@@ -211,6 +227,7 @@ def read_sidecars(labels_paths: Sequence[str | Path]) -> list[LearnedFrom]:
         ):
             raise DataError(str(path), None, 'needs "source" and lists "distilled", "calibrated"')
         teacher, taught = data.get("teacher"), data.get("taught") or []
+        method = data.get("people_method")  # absent from sidecars older than it
         found.append(
             LearnedFrom(
                 source,
@@ -219,6 +236,7 @@ def read_sidecars(labels_paths: Sequence[str | Path]) -> list[LearnedFrom]:
                 frozenset(lists[1]),
                 teacher if isinstance(teacher, str) else None,
                 frozenset(h for h in taught if isinstance(h, str)),
+                method if isinstance(method, str) else None,
             )  # fmt: skip
         )
     return found

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["PeopleMethod", "PEOPLE_METHODS", "DEFAULT_PEOPLE_METHOD", "AUTO_MIN_PEOPLE"]
+__all__ = [
+    "PeopleMethod", "PEOPLE_METHODS", "DEFAULT_PEOPLE_METHOD", "AUTO_MIN_PEOPLE", "READS_JUDGE",
+]  # fmt: skip
 
 AUTO_MIN_PEOPLE = 100  # person-labelled items from which ``auto`` is ``people``
 
@@ -60,3 +62,8 @@ PEOPLE_METHODS: dict[str, PeopleMethod] = {
     ),
 }
 DEFAULT_PEOPLE_METHOD = "auto"
+
+# ``auto``'s candidates whose head already reads the judge's outputs as features (``stack``:
+# the judge head's logits): the model's probabilities already hold the judge's errors, so
+# ``label --select teach`` takes its doubt alone instead of adding the judge's confusion.
+READS_JUDGE = frozenset({"stack"})

@@ -159,3 +159,22 @@ def test_teach_asks_where_people_overturned_the_judge_before():
     post_r = 0.6 * 2.5 / 3.5 / (0.2 / 3 + 0.6 * 2.5 / 3.5 + 0.2 * 0.5 / 5.5)
     np.testing.assert_allclose(values, [1 - post_r, 1 - post_c])
     assert _drain(Selector(["i0", "i1"], "teach", teach=values)) == ["i1", "i0"]
+
+
+def test_teach_takes_the_doubt_alone_when_the_model_read_the_judge():
+    from tinyjudge.label.select import teach_values
+
+    C, P = "full_compliance", "partial_refusal"
+    rm = {"i0": {R: 0.6, C: 0.2, P: 0.2}, "i1": {C: 0.6, R: 0.2, P: 0.2}}
+    labels = [_lab("i0", "judge:big", label=R), _lab("i1", "judge:big", label=C)]
+    labels += [_lab(i, "rm:small", label=max(p, key=p.__getitem__), probs=p) for i, p in rm.items()]
+    for k in range(6):  # people overturn the judge's compliances, as above
+        said = C if k < 4 else R
+        labels += [
+            _lab(f"h{k}", "judge:big", label=said),
+            _lab(f"h{k}", "human:ann", label=P if k < 4 else R),
+        ]
+    assert not np.allclose(teach_values(labels, RUBRIC, ["i0", "i1"])[2], [0.4, 0.4])
+    # a stacked head already read the judge: its doubt alone, people's overlap not added
+    values = teach_values(labels, RUBRIC, ["i0", "i1"], reads_judge=True)[2]
+    np.testing.assert_allclose(values, [0.4, 0.4])

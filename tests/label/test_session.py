@@ -99,6 +99,39 @@ def test_teach_learns_the_judge_s_confusion_from_people_in_the_file(xstest_data)
     s.store.close()
 
 
+@pytest.mark.parametrize("method", ["stack", "weighted", None])
+def test_teach_reads_from_score_s_record_whether_the_model_read_the_judge(xstest_data, method):
+    from support import make_label
+
+    from tinyjudge._people_items import LearnedFrom, write_sidecar
+    from tinyjudge.datasets.jsonl import read_items, read_labels
+    from tinyjudge.label.select import teach_values
+    from tinyjudge.rubric import load_rubric
+
+    rubric = load_rubric("compliance")
+    names = rubric.label_names
+    probs = dict(zip(names, (0.5, 0.3, 0.2), strict=True))
+    ids = [it.id for it in read_items(xstest_data.items)]
+    rm = [make_label(i, "rm:flat", names[0], rubric="compliance", probs=probs) for i in ids]
+    everything = [*read_labels(xstest_data.labels), *rm]
+    write_jsonl(xstest_data.labels, everything)
+    # what `score` writes beside the labels: the card's people method (auto's choice)
+    write_sidecar(xstest_data.labels, LearnedFrom("rm:flat", "rm-dir", people_method=method))
+    s = open_session(xstest_data.items, "compliance", xstest_data.labels, "zed", "teach")
+    machine = [lab for lab in everything if not lab.source.startswith("human:")]
+    alone = teach_values(machine, rubric, ids)[2]  # 1 - p(judge's label)
+    confused = teach_values(everything, rubric, ids)[2]  # with people's three sources
+    assert not np.allclose(alone, confused)
+    if method == "stack":  # its head read the judge's logits: the confusion would count it twice
+        np.testing.assert_allclose(s.selector.teach, alone)
+        assert s.note is not None and "rm:flat's head read the judge's outputs" in s.note
+        assert s.progress()["note"] == s.note
+    else:
+        np.testing.assert_allclose(s.selector.teach, confused)
+        assert s.note is None and s.progress()["note"] is None
+    s.store.close()
+
+
 @pytest.mark.parametrize(
     ("host", "token", "message"),
     [

@@ -79,3 +79,51 @@ def test_teach_finds_where_people_overturn_the_judge(xstest_sample: Path) -> Non
     mean = {way: float(np.mean([r[way] for r in runs])) for way in runs[0]}
     print({way: round(v, 3) for way, v in mean.items()}, [round(r["teach"], 3) for r in runs])
     assert mean["teach"] > mean["teach before"] > mean["active"] + 0.2
+
+
+def test_teach_follows_the_card_of_a_model_fitted_on_people(
+    xstest_sample: Path, tmp_path: Path
+) -> None:
+    """A real model (``weighted``, 20 prompts of people's labels) scored into the labels file:
+    its card's method, copied beside the file as ``score`` does, keeps the confusion order;
+    the same record saying ``stack`` (what ``auto`` may choose) gives the doubt alone."""
+    import json
+
+    from tinyjudge._people_items import learned_from_model_dir, write_sidecar
+    from tinyjudge.datasets.jsonl import write_jsonl
+    from tinyjudge.label import open_session
+
+    data = run_import("xstest", xstest_sample)
+    rubric = load_rubric("compliance")
+    prompts = sorted({it.metadata["prompt_id"] for it in data.items})
+    asked = set(np.random.default_rng(0).permutation(prompts)[:PROMPTS])
+    labelled = {it.id for it in data.items if it.metadata["prompt_id"] in asked}
+    judge = [lab for lab in data.labels if lab.source == JUDGE]
+    people = [lab for lab in data.labels if lab.source == HUMAN and lab.item_id in labelled]
+    pt = people_targets(data.items, judge + people, JUDGE, HUMAN, rubric, "weighted")
+    model = fit_with_people(LinearRM(rubric), pt)
+    model.save(tmp_path / "rm")
+    labels = tmp_path / "labels.jsonl"
+    rm = model.score_items(data.items)
+    write_jsonl(labels, [*judge, *people, *rm])
+    write_jsonl(tmp_path / "items.jsonl", data.items)
+    ids = [it.id for it in data.items]
+    doubt = teach_values(judge + rm, rubric, ids)[2]
+    confused = teach_values(judge + rm + people, rubric, ids)[2]
+    orders = {}
+    for method in ("weighted", "stack"):
+        learned = learned_from_model_dir(tmp_path / "rm", calibrated=False)
+        if method == "stack":  # the card as auto writes it when it stacks the judge's logits
+            meta = json.loads((tmp_path / "rm" / "tinyjudge.json").read_text())
+            meta["card"] |= {"human_method": "auto", "combination": {"chosen": "stack"}}
+            (tmp_path / "rm" / "tinyjudge.json").write_text(json.dumps(meta))
+            learned = learned_from_model_dir(tmp_path / "rm", calibrated=False)
+        assert learned.people_method == method
+        write_sidecar(labels, learned)
+        s = open_session(tmp_path / "items.jsonl", rubric, labels, f"r{method}", "teach")
+        orders[method], note = s.selector.teach, s.note
+        s.store.close()
+        assert (note is not None) == (method == "stack")
+    np.testing.assert_allclose(orders["weighted"], confused)
+    np.testing.assert_allclose(orders["stack"], doubt)
+    assert not np.allclose(doubt, confused)

@@ -57,6 +57,8 @@ def command(
     done = len(session.my_answers())
     how = session.selector.mode + (f" on {session.cheap_source}" if session.cheap_source else "")
     out.print(f"{len(session.items)} items, {done} labelled by human:{reviewer}; order: {how}")
+    if session.note:
+        out.print(session.note)
     app_ = create_app(
         session, token=token, loopback=is_loopback(host), hosts=tuple(allowed_host or ())
     )

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from tinyjudge._people_methods import READS_JUDGE
 from tinyjudge.datasets.jsonl import read_items, read_labels
 from tinyjudge.errors import DataError, UsageError
 from tinyjudge.records import Item, Label
@@ -37,6 +38,7 @@ class LabelSession:
     labels: list[Label]
     cheap_source: str | None
     budget: int | None = None
+    note: str | None = None  # how the order was made, when it differs from the usual
     by_item: dict[str, list[Label]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -90,6 +92,7 @@ class LabelSession:
             "total": len(self.item_ids),
             "select": self.selector.mode,
             "cheap_source": self.cheap_source,
+            "note": self.note,
             "positive": self.rubric.positive,
             "rate": est.to_dict() if est else None,
             "agreement": [
@@ -185,8 +188,17 @@ def _session(
     machine = [lab for lab in latest.values() if not lab.source.startswith("human:")]
     ids = list(by_id)
     source: str | None  # the machine source that orders the items (teach always has one)
+    note = None
     if select == "teach":
         source, judge, values = teach_values(list(latest.values()), rub, ids, cheap)
+        method = _people_method(labels_path, source)
+        if method in READS_JUDGE and judge is not None:
+            note = (
+                f"{source}'s head read the judge's outputs (people method {method}): "
+                f"teach orders by its doubt of {judge} alone, without the judge's confusion "
+                "against people"
+            )
+            values = teach_values(list(latest.values()), rub, ids, source, reads_judge=True)[2]
         selector = Selector(ids, "teach", teach=values)
     else:
         source, scores = cheap_scores(machine, rub, ids, cheap)
@@ -200,4 +212,15 @@ def _session(
             param="reviewer",
         )
     store.register(reviewer)
-    return LabelSession(by_id, ids, rub, reviewer, store, selector, machine, source, budget)
+    return LabelSession(
+        by_id, ids, rub, reviewer, store, selector, machine, source, budget, note
+    )  # fmt: skip
+
+
+def _people_method(labels_path: Path, source: str) -> str | None:
+    """The people method of the model that wrote ``source``'s labels, from the file ``score``
+    wrote beside the labels file (None without one, or for another source)."""
+    from tinyjudge._people_items import read_sidecars
+
+    found = [lf for lf in read_sidecars([labels_path]) if lf.source == source]
+    return found[0].people_method if found else None

@@ -112,7 +112,11 @@ def cheap_scores(
 
 
 def teach_values(
-    labels: Sequence[Label], rubric: Rubric, item_ids: Sequence[str], model: str | None = None
+    labels: Sequence[Label],
+    rubric: Rubric,
+    item_ids: Sequence[str],
+    model: str | None = None,
+    reads_judge: bool = False,
 ) -> tuple[str, str | None, np.ndarray]:
     """How much each item's human label should teach a reward model: the chance that people
     overturn the judge there.
@@ -122,14 +126,19 @@ def teach_values(
     people, estimated (add-half smoothing, per judge class) on the items that the judge and
     people (every ``human:`` source in ``labels``) both labelled
     (:func:`tinyjudge._people_confusion.overturn_chance`). With no such item it is
-    ``1 - p_model(judge's label)``. Without a judge label, ``1 - max p_model``; 0 where the
-    model gave no probabilities.
+    ``1 - p_model(judge's label)``, and so it is when ``reads_judge``: a model whose head
+    already read the judge's outputs (``stack``) holds the judge's errors in its
+    probabilities, and the confusion would count the judge twice. Without a judge label,
+    ``1 - max p_model``; 0 where the model gave no probabilities.
 
     Args:
         labels: machine labels, and people's labels so far (``human:`` sources).
         rubric: the rubric.
         item_ids: the items, in order.
         model: the ``rm:`` source with ``probs`` (default: the first in the file).
+        reads_judge: the model's head read the judge's outputs as features (its card's
+            people method is in :data:`tinyjudge._people_methods.READS_JUDGE`): its doubt
+            alone, without the judge's confusion against people.
 
     Returns:
         (the model source, the judge source or None, values of shape ``(len(item_ids),)``).
@@ -157,11 +166,12 @@ def teach_values(
     index = {name: k for k, name in enumerate(names)}
     judged = table[judge] if judge is not None else {}
     said = {i: index[lab.label] for i, lab in judged.items() if lab.label in index}
-    # each person's label of an item the judge labelled is one row of the confusion
+    # each person's label of an item the judge labelled is one row of the confusion (none
+    # when the model read the judge: the uniform C leaves 1 - p(judge's label))
     overlap = [
         (said[i], index[lab.label])
         for src, got in table.items()
-        if src.startswith("human:")
+        if src.startswith("human:") and not reads_judge
         for i, lab in got.items()
         if i in said and lab.label in index
     ]
