@@ -15,7 +15,7 @@ from tinyjudge.distill import TransformerRM, load_model
 from tinyjudge.integrations.trl import reward_func
 from tinyjudge.records import Item
 
-FAST = {"max_length": 256, "epochs": 2, "lr": 3e-3, "batch_size": 8}
+FAST = {"max_length": 256, "epochs": 4, "lr": 3e-3, "batch_size": 8}
 
 
 @pytest.fixture(scope="module")
