@@ -48,7 +48,7 @@ STAGE = {
     "_atomic": 0, "_digest": 0, "_model_dir": 0, "_http": 0, "_listen": 0, "_extras": 0,
     "_people_items": 0, "hints": 0, "_aggregate": 0, "_people_methods": 0, "_rubric_yaml": 0,
     "config": 0, "results": 0, "_faces": 0, "_progress": 0, "_numbers": 0, "_cache": 0,
-    "_template_tokens": 0,
+    "_template_tokens": 0, "_people_confusion": 0,
     "judge": 1, "testing": 1, "calibrate": 2, "distill": 3, "estimate": 4, "audit": 5, "cascade": 5,
     "serve": 6, "label": 6, "scale": 6, "exploit": 6, "integrations": 7, "_present": 7, "demo": 7,
     "commands": 8, "cli": 9,

@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 __all__ = [
     "PeopleMethod", "PEOPLE_METHODS", "DEFAULT_PEOPLE_METHOD", "AUTO_MIN_PEOPLE", "READS_JUDGE",
+    "even_weight",
 ]  # fmt: skip
 
 AUTO_MIN_PEOPLE = 100  # person-labelled items from which ``auto`` is ``people``
@@ -67,3 +68,14 @@ DEFAULT_PEOPLE_METHOD = "auto"
 # the judge head's logits): the model's probabilities already hold the judge's errors, so
 # ``label --select teach`` takes its doubt alone instead of adding the judge's confusion.
 READS_JUDGE = frozenset({"stack"})
+
+
+def even_weight(n_judge_only: int, n_people: int) -> float:
+    """The ``weighted`` method's default weight of a person's row, in judge rows: people's
+    rows weigh as much as the judge-only rows together, and a person's row never less than
+    one judge row. ``people_targets`` and ``auto``'s weighted candidate both use it.
+
+    >>> even_weight(400, 100), even_weight(20, 100)
+    (4.0, 1.0)
+    """
+    return max(1.0, n_judge_only / n_people)

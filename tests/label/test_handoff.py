@@ -53,9 +53,9 @@ def test_fifty_labels_feed_audit_and_calibrate_with_no_conversion(start_server, 
     # The page's live figures are the audit's figures.
     for source in ("judge:gpt-4", "classifier:string-match"):
         assert pairs[source]["n"] == panel[source]["n"] == 50
-        assert pairs[source]["accuracy"] == pytest.approx(panel[source]["agreement"])
-        assert pairs[source]["kappa"] == pytest.approx(panel[source]["kappa"])
-    assert pairs["human:final"]["accuracy"] == 1.0
+        assert pairs[source]["accuracy"]["value"] == pytest.approx(panel[source]["agreement"])
+        assert pairs[source]["kappa"]["value"] == pytest.approx(panel[source]["kappa"])
+    assert pairs["human:final"]["accuracy"]["value"] == 1.0
 
     calib = _tinyjudge(
         "calibrate", "labels.jsonl", "--source", "judge:gpt-4", "--human", "human:rev",

@@ -34,8 +34,9 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from tinyjudge._people_methods import even_weight
+
 from ._linear import SoftLogistic
-from ._people import even_weight
 
 __all__ = ["CANDIDATES", "Combination", "combine_heads", "merge_stacked"]
 

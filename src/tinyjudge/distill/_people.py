@@ -44,6 +44,7 @@ from tinyjudge._people_methods import (
     DEFAULT_PEOPLE_METHOD,
     PEOPLE_METHODS,
     PeopleMethod,
+    even_weight,
 )
 from tinyjudge.errors import UsageError
 from tinyjudge.records import Item, Label, index_labels, join_sources
@@ -140,17 +141,6 @@ def _scored_pair(
     """:func:`_scored` of the judge and of people, by one join of the two sources."""
     joined = join_sources(_table(labels, [source, human]), source, human, usable=_has_class)
     return _offered(joined.scored_a, source, names), _offered(joined.scored_b, human, names)
-
-
-def even_weight(n_judge_only: int, n_people: int) -> float:
-    """The ``weighted`` method's default weight of a person's row, in judge rows: people's
-    rows weigh as much as the judge-only rows together, and a person's row never less than
-    one judge row. :func:`people_targets` and ``auto``'s weighted candidate both use it.
-
-    >>> even_weight(400, 100), even_weight(20, 100)
-    (4.0, 1.0)
-    """
-    return max(1.0, n_judge_only / n_people)
 
 
 def _posterior(judge: np.ndarray, C: np.ndarray, prior: np.ndarray) -> np.ndarray:

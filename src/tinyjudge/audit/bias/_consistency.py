@@ -65,7 +65,7 @@ def self_consistency(
     Raises:
         TinyjudgeError: no item with 2 or more parsed samples.
 
-    >>> round(self_consistency([["a", "a", "b"], ["b", "b", "b"]]).agreement, 4)  # (1/3 + 1) / 2
+    >>> round(self_consistency([["a", "a", "b"], ["b", "b", "b"]]).agreement.value, 4)  # (1/3+1)/2
     0.6667
     """
     from tinyjudge.audit.agreement import fleiss_kappa

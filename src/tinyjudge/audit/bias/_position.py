@@ -61,7 +61,7 @@ def position_bias(
 
     >>> mk = lambda i, ab, ba: Label(item_id=i, rubric="r", source="judge:x", label=ab,
     ...                              orders={"ab": ab, "ba": ba})
-    >>> position_bias([mk("1", "a", "a"), mk("2", "a", "b"), mk("3", "b", "b")]).flip_rate
+    >>> position_bias([mk("1", "a", "a"), mk("2", "a", "b"), mk("3", "b", "b")]).flip_rate.value
     0.3333333333333333
     """
     ids, flips, first = [], [], []
