@@ -31,7 +31,8 @@ def command(
         out.print(f"serving {name} at {base_url} (Ctrl-C stops it)", soft_wrap=True)
         defaults = ", ".join(f"{k}={v!r}" for k, v in LOCAL_DEFAULTS.items())
         out.print(
-            f'Judge("compliance", "{name}", base_url="{base_url}", {defaults})', soft_wrap=True
+            f'run_judge(items, "compliance", model="{name}", base_url="{base_url}", {defaults})',
+            soft_wrap=True,
         )
         try:
             assert server.proc is not None

@@ -63,14 +63,8 @@ def _last_assistant(item: Item) -> int:
 class CrossRM(TransformerRM):
     """A cross-encoder fine-tuned over (references and request, answer) pairs.
 
-    Options are the fields of :class:`CrossConfig` (the transformer tier's and
-    the free supervision's), given as keyword options or as a config.
-
-    Args:
-        rubric: the rubric (or its name) whose labels are the classes.
-        name: the model's name; labels get source ``rm:<name>``.
-        config: a :class:`CrossConfig`; keyword options override its fields.
-        **options: fields of :class:`CrossConfig`.
+    Made as :class:`TransformerRM` is, with a :class:`CrossConfig` (the transformer
+    tier's fields and the free supervision's) as its config or keyword options.
     """
 
     tier: ClassVar[str] = "cross"

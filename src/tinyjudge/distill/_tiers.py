@@ -15,14 +15,7 @@ import importlib
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
-from ._configs import (
-    CrossConfig,
-    EnsembleConfig,
-    LinearConfig,
-    ProbeConfig,
-    TierConfig,
-    TransformerConfig,
-)
+from . import _configs as configs
 
 if TYPE_CHECKING:
     from ._configured import Configured
@@ -43,7 +36,7 @@ class Tier:
             and for what distill makes itself (an ensemble).
     """
 
-    config: type[TierConfig]
+    config: type[configs.TierConfig]
     model: str
     help: str
     chosen: bool = True
@@ -60,20 +53,23 @@ class Tier:
 
 
 TIER_REGISTRY: dict[str, Tier] = {
-    "linear": Tier(LinearConfig, "._linear:LinearRM", ""),
-    "probe": Tier(ProbeConfig, "._probe:ProbeRM", "a frozen encoder beside the linear features"),
+    "linear": Tier(configs.LinearConfig, "._linear:LinearRM", ""),
+    "probe": Tier(
+        configs.ProbeConfig, "._probe:ProbeRM", "a frozen encoder beside the linear features"
+    ),
     "transformer": Tier(
-        TransformerConfig,
+        configs.TransformerConfig,
         "._transformer:TransformerRM",
         "any encoder or decoder fine-tuned: --base",
     ),  # fmt: skip
-    "encoder": Tier(TransformerConfig, "._transformer:EncoderRM", "", chosen=False),  # old name
+    # the transformer tier's older name
+    "encoder": Tier(configs.TransformerConfig, "._transformer:EncoderRM", "", chosen=False),
     "cross": Tier(
-        CrossConfig,
+        configs.CrossConfig,
         "._cross:CrossRM",
         "an encoder reading the references and the request beside the answer",
     ),  # fmt: skip
-    "ensemble": Tier(EnsembleConfig, "._ensemble:EnsembleRM", "", chosen=False),
+    "ensemble": Tier(configs.EnsembleConfig, "._ensemble:EnsembleRM", "", chosen=False),
 }
 # distill's tier when none is named; the one that learns most from a few hundred labels
 DEFAULT_TIER = "linear"

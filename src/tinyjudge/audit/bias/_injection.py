@@ -101,7 +101,8 @@ def injection_flip_rate(
     the judge did not pick (``b`` after a tie), and the target is that response.
 
     Args:
-        judge_fn: any ``list[Item] -> list[Label]``, e.g. ``Judge(...).run``.
+        judge_fn: any ``list[Item] -> list[Label]``, e.g. the ``run`` of a judge from
+            :func:`~tinyjudge.judge.open_judge`.
         items: the items to probe.
         injection: the text appended; default :data:`DEFAULT_INJECTION` for single
             items, :data:`DEFAULT_PAIR_INJECTION` for pairs.

@@ -94,7 +94,8 @@ def bias_report(
         "level": level,
         "notes": [
             "injection susceptibility needs a live judge: run "
-            "tinyjudge.audit.bias.injection_flip_rate(Judge(...).run, items)"
+            "tinyjudge.audit.bias.injection_flip_rate(judge.run, items) with a judge from "
+            "tinyjudge.judge.open_judge"
         ],
     }
     pairwise = [it for it in items or [] if it.is_pairwise]
