@@ -161,5 +161,15 @@ class Config:
                 param=unknown[0],
             )
         if config is None:
+            required = [f.name for f in fields(cls) if _required(f) and f.name not in options]
+            if required:
+                raise UsageError(
+                    f"{cls.__name__} needs {' and '.join(required)}", param=required[0],
+                    also=tuple(required[1:]),
+                )  # fmt: skip
             return cls(**options)
         return config.replace(**options) if options else config
+
+
+def _required(f: dataclasses.Field[Any]) -> bool:
+    return f.default is MISSING and f.default_factory is MISSING

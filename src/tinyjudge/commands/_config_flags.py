@@ -43,7 +43,7 @@ def _parameter(cls: type[Config], name: str, shown: str | None = None) -> inspec
     shown = shown or name
     f = next(f for f in fields(cls) if f.name == name)
     tp, _ = _plain(field_types(cls)[name])
-    default = f.default if f.default is not MISSING else None
+    default: Any = f.default if f.default is not MISSING else ...  # none: a required flag
     if f.default_factory is not MISSING:
         default = f.default_factory()
     help_text = field_help(f)

@@ -10,9 +10,10 @@ import typer
 from rich import box
 from rich.table import Table
 
-from tinyjudge.errors import UsageError
+from tinyjudge.estimate import EstimateConfig
 from tinyjudge.results import Interval
 
+from ._config_flags import config_flags
 from ._io import labels_rubric, out, read_label_files, refuse_writing_over_inputs, resolve_rubric
 from ._overlap import allow_overlap_option, model_dir_option, refuse_people_overlap
 
@@ -84,56 +85,36 @@ def report_table(report: RateReport) -> Table:
     return table
 
 
+@config_flags(EstimateConfig)
 def command(
     labels: list[Path] = typer.Argument(..., help="labels JSONL file(s), any sources"),
     items: Path = typer.Option(None, "--items", help="items JSONL (for --by and --cluster)"),
-    cheap: str = typer.Option(..., "--cheap", help="the cheap source, e.g. judge:gpt-4"),
-    human: str = typer.Option(..., "--human", help="the human source, e.g. human:final"),
     rubric: str = typer.Option(
         None, "--rubric", help="name or YAML path; its `positive` labels are the behaviour"
-    ),
-    by: str = typer.Option(None, "--by", help="group key, e.g. metadata.answering_model"),
-    compare: tuple[str, str] | None = typer.Option(None, "--compare", help="groups A B"),
-    level: float = typer.Option(0.9, "--level", help="coverage of the intervals"),
-    method: str = typer.Option("ppi++", "--method", help="ppi++ | ppi | stratified"),
-    human_fraction: float = typer.Option(None, "--human-fraction", help="keep this share"),
-    seed: int = typer.Option(0, "--seed", help="seed of --human-fraction's draw"),
-    cluster: str = typer.Option(
-        None,
-        "--cluster",
-        help="item key of dependent items, e.g. metadata.dialogue_id: cluster-robust CIs "
-        "(needs --items)",
     ),
     json_out: Path = typer.Option(None, "--json", help="also write the figures as JSON"),
     model_dir: list[Path] = model_dir_option(),
     allow_overlap: bool = allow_overlap_option(),
+    *,
+    config: EstimateConfig,
 ) -> None:
     """Estimate behaviour rates from cheap labels plus a few human ones (PPI)."""
     from tinyjudge.datasets.jsonl import atomic_writer, read_items
-    from tinyjudge.estimate import METHODS, estimate_rates
+    from tinyjudge.estimate import estimate_rates
 
-    if method not in METHODS:
-        raise UsageError(f"unknown method {method!r}; choose one of {list(METHODS)}")
     refuse_writing_over_inputs(
         [(json_out, "--json")],
         [*((path, "labels file") for path in labels), (items, "--items file")],
     )
+    cheap, human, cluster = config.cheap, config.human, config.cluster
     rub = resolve_rubric(rubric) if rubric is not None else None
     records = read_label_files(labels, rubric=rub)
     refuse_people_overlap(records, labels, [cheap], [human], model_dir, allow_overlap)
     report = estimate_rates(
         records,
         read_items(items) if items is not None else None,
-        cheap=cheap,
-        human=human,
+        config,
         rubric=rub or labels_rubric(records, labels),
-        by=by,
-        compare=compare,
-        level=level,
-        method=method,  # type: ignore[arg-type]
-        human_fraction=human_fraction,
-        seed=seed,
-        cluster=cluster,
     )
     out.print(report_table(report))
     c = report.counts
@@ -158,7 +139,7 @@ def command(
         d = report.comparison
         p, alone = _percent(d.difference), _percent(d.human_only)
         out.print(
-            f"{d.a} - {d.b}: {p.value:+.1f} points, {method} {level:.0%} CI "
+            f"{d.a} - {d.b}: {p.value:+.1f} points, {config.method} {config.level:.0%} CI "
             f"[{p.low:+.1f}, {p.high:+.1f}]; human-only {alone:+.1f}",
             markup=False,
         )

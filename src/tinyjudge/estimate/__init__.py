@@ -10,6 +10,7 @@ label-level layer joins :class:`~tinyjudge.records.Label` records by item, and
 from __future__ import annotations
 
 from ._active import select_for_labelling, stratified_ppi_mean
+from ._config import METHODS, EstimateConfig, Method
 from ._labels import behaviour_value, estimate_rates
 from ._ppi import (
     Difference,
@@ -20,8 +21,6 @@ from ._ppi import (
     wilson_mean,
 )
 from ._rates import (
-    METHODS,
-    Method,
     RateCounts,
     RateDifference,
     RateEstimate,
@@ -31,6 +30,7 @@ from ._rates import (
 from ._report import RateComparison, RateReport, RateRow
 
 __all__ = [
+    "EstimateConfig",
     "MeanEstimate",
     "Difference",
     "RateEstimate",

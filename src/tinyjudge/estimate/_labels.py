@@ -10,6 +10,7 @@ labels are counted, never turned into a class.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any, cast
 
 import numpy as np
 
@@ -17,7 +18,8 @@ from tinyjudge.errors import RubricError, UsageError
 from tinyjudge.records import Item, Label, join_sources
 from tinyjudge.rubric import Rubric, load_rubric
 
-from ._rates import Method, compare_rates, estimate_rate
+from ._config import EstimateConfig, Method
+from ._rates import compare_rates, estimate_rate
 from ._report import RateComparison, RateReport, RateRow
 
 __all__ = ["behaviour_value", "estimate_rates"]
@@ -82,42 +84,28 @@ def _group_of(item: Item | None, by: str | None) -> str:
 def estimate_rates(
     labels: Iterable[Label],
     items: Sequence[Item] | None = None,
+    config: EstimateConfig | None = None,
     *,
-    cheap: str,
-    human: str,
     rubric: str | Rubric | None = None,
-    by: str | None = None,
-    compare: tuple[str, str] | None = None,
-    level: float = 0.9,
-    method: Method = "ppi++",
-    n_strata: int = 5,
-    human_fraction: float | None = None,
-    seed: int = 0,
-    cluster: str | None = None,
+    **options: Any,
 ) -> RateReport:
     """Estimate a behaviour's rate from a cheap source on all items and a few human labels.
 
     Args:
         labels: Label records of any sources; only ``cheap`` and ``human`` are used.
-        items: the items, needed for ``by`` (group values are read from them);
+        items: the items, needed for ``by`` and ``cluster`` (values are read from them);
             when given, labels of items not among them are left out (and counted).
-        cheap: the cheap source (a reward model, a judge, a classifier).
-        human: the human source, e.g. ``human:final``.
+        config: the options (:class:`EstimateConfig`: ``cheap`` and ``human`` sources,
+            ``by``, ``compare``, ``level``, ``method``, ``n_strata``, ``human_fraction``
+            and its ``seed``, ``cluster``); keyword ``options`` (its fields) go over it,
+            so ``estimate_rates(labels, cheap="judge:gpt-4", human="human:final")`` is
+            enough. ``human_fraction`` keeps that share of the human labels, drawn at
+            random (what a few labels would give), and reports the rate from all of
+            them beside, in ``held_back``; ``cluster`` makes every interval
+            cluster-robust (see :func:`estimate_rate`), an item without the key its
+            own cluster (counted in ``counts["no_cluster"]``).
         rubric: the rubric (name, path or object) whose ``positive`` labels are the
             behaviour; by default the one rubric the labels use.
-        by: a dotted item key to group by, e.g. ``metadata.answering_model``.
-        compare: two group values A, B: also report ``rate(A) - rate(B)``.
-        level: nominal coverage of every interval.
-        method: ``ppi++``, ``ppi`` or ``stratified`` (see :func:`estimate_rate`).
-        n_strata: bins of the stratified design.
-        human_fraction: keep only this share of the human labels, drawn uniformly at
-            random (to see what a few labels would give); the rate from all of them is
-            reported beside, in ``held_back``.
-        seed: seed of that draw.
-        cluster: a dotted item key whose value groups dependent items (the
-            dialogue of a turn, ``metadata.dialogue_id``): every interval is then
-            cluster-robust (see :func:`estimate_rate`). An item without the key is
-            its own cluster (counted in ``counts["no_cluster"]``).
 
     Returns:
         A :class:`RateReport` of typed rows (``report.overall.rate`` is an
@@ -130,6 +118,10 @@ def estimate_rates(
             with both labels, ``by`` without items, an unknown group in ``compare``,
             a fraction outside (0, 1], or fewer than 2 human labels in a group.
     """
+    cfg = EstimateConfig.from_options(config, **options)
+    cheap, human, by, compare, cluster = cfg.cheap, cfg.human, cfg.by, cfg.compare, cfg.cluster
+    level, method, n_strata, seed = cfg.level, cast(Method, cfg.method), cfg.n_strata, cfg.seed
+    human_fraction = cfg.human_fraction
     if rubric is None:
         table, rubric_id = _by_source(labels, None)
         rub = load_rubric(rubric_id)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypedDict
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 import numpy as np
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 from ._active import _probabilities, stratified_ppi_mean
+from ._config import METHODS, Method
 from ._ppi import (
     ArrayLike,
     Difference,
@@ -43,9 +44,6 @@ __all__ = [
     "estimate_rate",
     "compare_rates",
 ]
-
-Method = Literal["ppi++", "ppi", "stratified"]
-METHODS: tuple[str, ...] = ("ppi++", "ppi", "stratified")
 
 
 @dataclass(frozen=True)
