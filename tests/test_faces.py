@@ -14,7 +14,7 @@ import tinyjudge as tj
 VERBS = {
     "distill": ("tinyjudge.distill._distill", "distill", ["items", "labels", "config", "harden"]),
     "calibrate": ("tinyjudge.calibrate._model", "calibrate", ["model", "items", "human"]),
-    "audit": ("tinyjudge.audit.report", "audit", ["labels", "items", "reference", "n_boot"]),
+    "audit": ("tinyjudge.audit.report", "audit", ["labels", "items", "config", "rubric"]),
     "exploit": ("tinyjudge.exploit._run", "run_exploit", ["model", "items", "config", "bank"]),
     "cascade": ("tinyjudge.cascade._run", "cascade", ["model", "items", "reference", "config"]),
 }

@@ -11,7 +11,7 @@ from contextlib import ExitStack
 import pytest
 from cascade_split import Split
 
-from tinyjudge.cascade import AuditConfig, AuditSampler, audit_sampler
+from tinyjudge.cascade import AuditSampler, AuditSamplerConfig, audit_sampler
 from tinyjudge.cascade._audit import card_agreement
 from tinyjudge.errors import UsageError
 from tinyjudge.judge import Judge, JudgeConfig
@@ -120,7 +120,7 @@ def test_a_panel_audits_the_server_through_its_audit_config(split: Split, tmp_pa
         panel = tmp_path / "panel.yaml"
         panel.write_text("".join(f"- {{model: m{i}, base_url: '{u}'}}\n"
                                  for i, u in enumerate(urls)))  # fmt: skip
-        audit = AuditConfig(judge=JudgeConfig(panel=panel), rate=1.0)
+        audit = AuditSamplerConfig(judge=JudgeConfig(panel=panel), rate=1.0)
         sampler = audit_sampler(split.model, audit, seed=0)
         assert sampler.rate == 1.0 and sampler.budget is None
         sampler.offer(items, scored)
@@ -132,7 +132,7 @@ def test_a_panel_audits_the_server_through_its_audit_config(split: Split, tmp_pa
     rm_refused = sum(lab.label == "full_refusal" for lab in scored)
     assert state.agreement.value == pytest.approx(rm_refused / 30)  # the vote: full_refusal
     with pytest.raises(UsageError, match=r"an audit needs a judge"):
-        audit_sampler(split.model, AuditConfig(rate=0.5))
+        audit_sampler(split.model, AuditSamplerConfig(rate=0.5))
 
 
 @pytest.mark.parametrize(

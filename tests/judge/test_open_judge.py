@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from judge_helpers import single, verdict
 
-from tinyjudge.cascade import AuditConfig, CascadeConfig
+from tinyjudge.cascade import AuditSamplerConfig, CascadeConfig
 from tinyjudge.commands import cascade as cascade_cmd
 from tinyjudge.commands import exploit as exploit_cmd
 from tinyjudge.commands import serve as serve_cmd
@@ -105,15 +105,15 @@ def test_the_audits_own_flags_are_derived_beside_its_judges() -> None:
 def test_the_audit_flags_build_one_audit_config_with_its_judge() -> None:
     seen: dict = {}
 
-    @config_flags(AuditConfig, prefix="audit", into="audit")
-    def command(*, audit: AuditConfig | None) -> None:
+    @config_flags(AuditSamplerConfig, prefix="audit", into="audit")
+    def command(*, audit: AuditSamplerConfig | None) -> None:
         seen["audit"] = audit
 
     flags = {name: None for name in inspect.signature(command).parameters}
     command(**flags)
     assert seen["audit"] is None  # no --audit-* flag: no audit
     command(**{**flags, "audit_model": "m", "audit_timeout": 3.0, "audit_rate": 0.5})
-    assert seen["audit"] == AuditConfig(judge=JudgeConfig(model="m", timeout=3.0), rate=0.5)
+    assert seen["audit"] == AuditSamplerConfig(judge=JudgeConfig(model="m", timeout=3.0), rate=0.5)
     with pytest.raises(UsageError, match=r"audit_rate must be a finite number in \[0, 1\]"):
         command(**{**flags, "audit_model": "m", "audit_rate": 1.5})
     with pytest.raises(UsageError, match=r"audit_local starts its own server") as e:

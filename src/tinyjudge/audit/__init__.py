@@ -29,9 +29,11 @@ from tinyjudge.audit.bias import (
     self_consistency,
     verbosity_bias,
 )
+from tinyjudge.audit._config import AuditConfig
 from tinyjudge.audit.report import AuditReport, audit, write_report
 
 __all__: list[str] = [
+    "AuditConfig",
     # agreement
     "accuracy",
     "cohen_kappa",

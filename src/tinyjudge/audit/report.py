@@ -19,6 +19,7 @@ from functools import partial
 from itertools import combinations
 from typing import Any
 
+from tinyjudge.audit._config import AuditConfig
 from tinyjudge.audit._consensus import final_without, other_raters, rater_of_final
 from tinyjudge.audit._report_data import AuditMeta, AuditReport, PairRow, SourceSummary
 from tinyjudge.audit._rows import Table, pair_row, raters_row
@@ -115,41 +116,43 @@ def _check_overlap(
 def audit(
     labels: Sequence[Label],
     items: Sequence[Item] | None = None,
+    config: AuditConfig | None = None,
     *,
-    reference: str,
-    group_by: str | None = None,
-    slice_by: Sequence[str] = (),
     rubric: str | Rubric | None = None,
-    order: Sequence[str] | None = None,
-    n_boot: int = 1000,
-    level: float = 0.95,
-    seed: int = 0,
-    calibration_method: str = "temperature",
+    **options: Any,
 ) -> AuditReport:
     """Compare every label source with the reference and with each other.
 
     Args:
         labels: Label records of any number of sources (one rubric, or choose ``rubric``).
         items: the items, needed for ``group_by`` and ``slice_by`` (values read from them).
-        reference: the source everything is compared with, e.g. ``human:final``.
-        group_by: a dotted item key (e.g. ``metadata.prompt_id``); bootstrap intervals
-            resample these groups rather than items. Items without it are their own group.
-        slice_by: dotted item keys to break the agreement down by.
+        config: the options (:class:`AuditConfig`); keyword ``options`` (its fields) go
+            over it, so ``audit(labels, items, reference="human:final")`` is enough:
+            ``reference``, the source everything is compared with; ``group_by``, a
+            dotted item key whose groups the bootstrap intervals resample rather than
+            items (an item without it is its own group); ``slice_by``, item keys to
+            break the agreement down by; ``order``, the label scale (adds quadratic
+            kappa and ordinal alpha; default: the rubric's labels when it can be
+            loaded, else sorted); ``n_boot``, ``level`` and ``seed`` of the intervals
+            (the same inputs give the same report); ``calibration_method``, the
+            calibrator cross-fitted in the calibration section.
         rubric: keep only labels under this rubric: an id, or the :class:`Rubric`
             itself, whose labels order the tables and whose ``positive`` labels
             define the rates section (a custom rubric need not be findable by id).
-        order: the label order (a scale: adds quadratic kappa and ordinal alpha);
-            default: the rubric's labels when it can be loaded, else sorted.
-        n_boot: bootstrap resamples per interval.
-        level: coverage of the intervals.
-        seed: bootstrap seed; the same inputs give the same report.
-        calibration_method: the calibrator cross-fitted in the calibration section.
 
     Raises:
         TinyjudgeError: an unknown reference (the message lists the sources),
             ``group_by``/``slice_by`` without items, labels that name none of
             ``items``, or no item labelled by the reference and another source.
     """
+    cfg = AuditConfig.from_options(config, **options)
+    reference, group_by, slice_by, order = cfg.reference, cfg.group_by, cfg.slice_by, cfg.order
+    n_boot, level, seed, calibration_method = (
+        cfg.n_boot,
+        cfg.level,
+        cfg.seed,
+        cfg.calibration_method,
+    )
     # the bias probes and estimates read Label lists, not the table: filter them alike
     rub = rubric if isinstance(rubric, Rubric) else None
     rubric_id = rub.id if rub is not None else rubric

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from tinyjudge._faces import callable_package, lazy_names
 
-from ._config import CalibrateConfig
+from ._config import METHODS, CalibrateConfig
 
 if TYPE_CHECKING:
     from ._calibrators import (
@@ -90,6 +90,7 @@ _LAZY = {name: module for module, names in _WHERE.items() for name in names.spli
 __getattr__, __dir__ = lazy_names(__name__, _LAZY)
 
 __all__ = [
+    "METHODS",
     "BaseCalibrator",
     "brier_score",
     "CalibratableModel",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from tinyjudge._faces import callable_package
 
-from ._audit import AuditConfig, AuditSampler, audit_sampler
+from ._audit import AuditSampler, AuditSamplerConfig, audit_sampler
 from ._bound import (
     MIN_GROUPS,
     ThresholdChoice,
@@ -50,7 +50,7 @@ __all__ = [
     "ClusterCount",
     "one_per_group",
     "MIN_GROUPS",
-    "AuditConfig",
+    "AuditSamplerConfig",
     "AuditSampler",
     "audit_sampler",
 ]

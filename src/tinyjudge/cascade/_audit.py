@@ -37,7 +37,7 @@ from tinyjudge.results import Interval, fields_dict
 from ._bound import clopper_pearson
 from ._cluster import korn_graubard_items
 
-__all__ = ["AuditConfig", "AuditSampler", "AuditState", "audit_sampler", "card_agreement"]
+__all__ = ["AuditSamplerConfig", "AuditSampler", "AuditState", "audit_sampler", "card_agreement"]
 
 # /health's audit: the traffic's counts, then the agreement and what it rests on
 _JSON_ORDER = ("rate", "offered", "drawn", "judged", "pending", "dropped", "failed", "agreement",
@@ -50,7 +50,7 @@ JudgeFn = Callable[[list[Item]], Sequence[Label]]
 
 
 @dataclass
-class AuditConfig(Config):
+class AuditSamplerConfig(Config):
     """The server's audit: its judge, and how much of the traffic goes to it.
 
     ``tinyjudge serve`` derives its ``--audit-*`` flags from these fields, the judge's
@@ -333,7 +333,7 @@ def card_agreement(model: Any) -> float | None:
 
 def audit_sampler(
     model: Any,
-    judge: JudgeConfig | AuditConfig,
+    judge: JudgeConfig | AuditSamplerConfig,
     *,
     cache: str | os.PathLike[str] | None = None,
     **options: Any,
@@ -347,20 +347,22 @@ def audit_sampler(
     Args:
         model: the served reward model.
         judge: the judge's options (model, base_url, timeout, max_retries, ...), or
-            an :class:`AuditConfig` holding them with the rate and budget.
+            an :class:`AuditSamplerConfig` holding them with the rate and budget.
         cache: the judge's SQLite cache.
         **options: :class:`AuditSampler` options (``rate``, ``budget``, ...), over an
-            :class:`AuditConfig`'s.
+            :class:`AuditSamplerConfig`'s.
 
     Raises:
         UsageError: the judge's options name no model, or a replay; an
-            :class:`AuditConfig` without a judge.
+            :class:`AuditSamplerConfig` without a judge.
     """
     from tinyjudge.judge import open_judge
 
-    if isinstance(judge, AuditConfig):
+    if isinstance(judge, AuditSamplerConfig):
         if judge.judge is None:
-            raise UsageError("an audit needs a judge: give the AuditConfig one", param="judge")
+            raise UsageError(
+                "an audit needs a judge: give the AuditSamplerConfig one", param="judge"
+            )
         options = {"rate": judge.rate, "budget": judge.budget, **options}
         judge = judge.judge
     resources = ExitStack()

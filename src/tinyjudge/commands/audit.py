@@ -8,9 +8,12 @@ from typing import TYPE_CHECKING
 import typer
 from rich.table import Table
 
+from tinyjudge.audit import AuditConfig
+
 if TYPE_CHECKING:
     from tinyjudge.audit import PairRow
 
+from ._config_flags import config_flags
 from ._io import (
     labels_rubric,
     out,
@@ -23,26 +26,15 @@ from ._overlap import allow_overlap_option, model_dir_option, refuse_people_over
 __all__ = ["command"]
 
 
+@config_flags(AuditConfig)
 def command(
     labels: list[Path] = typer.Argument(..., help="labels JSONL file(s), any sources"),
     items: Path = typer.Option(None, "--items", help="items JSONL (for --group-by/--slice-by)"),
-    reference: str = typer.Option(..., "--reference", help="the source taken as truth"),
-    group_by: str = typer.Option(
-        None, "--group-by", help="cluster the CIs by this item key, e.g. metadata.prompt_id"
-    ),
-    slice_by: list[str] = typer.Option(
-        [], "--slice-by", help="break agreement down by this item key (repeatable)"
-    ),
     report: Path = typer.Option(None, "--report", help="write the HTML report here"),
     json_out: Path = typer.Option(None, "--json", help="write the figures as JSON here"),
     rubric: str = typer.Option(
         None, "--rubric", help="only labels under this rubric (id, name or YAML path)"
     ),
-    order: str = typer.Option(
-        None, "--order", help="label scale, comma-separated: adds weighted kappa, ordinal alpha"
-    ),
-    n_boot: int = typer.Option(1000, "--n-boot", help="bootstrap resamples per interval"),
-    seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
     model_dir: list[Path] = model_dir_option(),
     allow_overlap: bool = allow_overlap_option(),
     exploit: Path = typer.Option(
@@ -50,17 +42,18 @@ def command(
         "--exploit",
         help="an exploit.json from `tinyjudge exploit`: its section in the report",
     ),
+    *,
+    config: AuditConfig,
 ) -> None:
     """Agreement, bias probes and an HTML report for any label sources."""
-    from tinyjudge._stats import check_n_boot
     from tinyjudge.audit import audit, write_report
     from tinyjudge.datasets.jsonl import read_items
 
-    check_n_boot(n_boot)  # before any file is read: 10^9 resamples would not fit in memory
     refuse_writing_over_inputs(
         [(report, "--report"), (json_out, "--json")],
         [*((path, "labels file") for path in labels), (items, "--items file")],
     )
+    reference = config.reference
     rubric_id, rub = resolve_rubric_filter(rubric)
     all_labels = read_label_files(labels, rubric=rub)
     sources = sorted({lab.source for lab in all_labels})
@@ -75,18 +68,7 @@ def command(
     )
     rub = rub or labels_rubric(all_labels, labels, rubric_id)
     item_list = read_items(items) if items is not None else None
-    scale = [s.strip() for s in order.split(",") if s.strip()] if order else None
-    result = audit(
-        all_labels,
-        item_list,
-        reference=reference,
-        group_by=group_by,
-        slice_by=list(slice_by),
-        rubric=rub or rubric_id,
-        order=scale,
-        n_boot=n_boot,
-        seed=seed,
-    )
+    result = audit(all_labels, item_list, config, rubric=rub or rubric_id)
     if exploit is not None:
         from tinyjudge.audit import with_exploit
 

@@ -1,7 +1,7 @@
 """``tinyjudge serve``: a reward model over HTTP for RL loops.
 
 Its flags are :class:`~tinyjudge.serve.ServerOptions`' fields (checked there, before
-anything heavy loads) and :class:`~tinyjudge.cascade.AuditConfig`'s under ``--audit-``
+anything heavy loads) and :class:`~tinyjudge.cascade.AuditSamplerConfig`'s under ``--audit-``
 (its judge's among them: ``--audit-model``); the body limit is given in MiB here.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from tinyjudge.cascade import AuditConfig
+from tinyjudge.cascade import AuditSamplerConfig
 from tinyjudge.errors import TinyjudgeError, UsageError
 from tinyjudge.judge import JudgeConfig
 from tinyjudge.serve import ServerOptions
@@ -24,7 +24,7 @@ __all__ = ["command"]
 
 
 @config_flags(ServerOptions, skip=("allowed_hosts", "reward", "max_body_bytes"))
-@config_flags(AuditConfig, prefix="audit", into="audit")
+@config_flags(AuditSamplerConfig, prefix="audit", into="audit")
 def command(
     model_dir: Path = typer.Argument(..., help="a model directory from `tinyjudge distill`"),
     max_body_mb: float = typer.Option(8.0, help="larger requests are refused with 413"),
@@ -42,7 +42,7 @@ def command(
     ),
     *,
     config: ServerOptions,
-    audit: AuditConfig | None,
+    audit: AuditSamplerConfig | None,
 ) -> None:
     """Serve a reward model over HTTP for RL loops (POST /score, /get_reward)."""
     from tinyjudge._extras import require_extra
