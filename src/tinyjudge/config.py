@@ -54,6 +54,7 @@ def option(
     low: float | None = None,
     high: float | None = None,
     default_factory: Any = MISSING,
+    flags: tuple[str, ...] = (),
 ) -> Any:
     """A config field: its default, its help text and its allowed range.
 
@@ -63,8 +64,10 @@ def option(
         low: the smallest allowed value (numbers; inclusive).
         high: the largest allowed value (numbers; inclusive).
         default_factory: for a mutable default (a list).
+        flags: other flags the command line takes for it besides the derived one (a
+            singular for a repeatable option: ``--rater`` beside ``--raters``).
     """
-    meta = {"help": help, "low": low, "high": high}
+    meta = {"help": help, "low": low, "high": high, "flags": flags}
     if default_factory is not MISSING:
         return dataclasses.field(default_factory=default_factory, metadata=meta)
     return dataclasses.field(default=default, metadata=meta)

@@ -158,3 +158,27 @@ def test_lora_r_from_the_cli_is_the_config_of_its_param_synonym(
     synonym = tier_config("transformer", "compliance", **tier_options("transformer", {}, pairs))
     assert meta["params"] == json.loads(json.dumps(dataclasses.asdict(synonym)))
     assert meta["params"]["lora_r"] == 16 and "base" not in meta["card"]  # base stored once
+
+
+def test_distills_own_keywords_are_the_fields_of_its_config() -> None:
+    # the CLI's flags come from DistillConfig and are handed to distill() by field name:
+    # a field distill() does not take, or a keyword the config forgets, would drift apart
+    import inspect
+
+    from tinyjudge.distill import DistillConfig
+
+    taken = set(inspect.signature(distill).parameters)
+    own = {f.name for f in dataclasses.fields(DistillConfig)}
+    assert own <= taken
+    not_flags = {"items", "labels", "rubric", "harden", "ensemble", "config", "options"}
+    assert taken - own == not_flags
+
+
+def test_the_split_seed_is_distills_and_seed_is_the_tiers(xs: Imported, judge_labels) -> None:
+    # --seed of the transformer tier once fell into distill's split seed
+    with pytest.raises(UsageError, match="unknown option 'seed' for the linear tier"):
+        distill(xs.items, judge_labels, seed=3)
+    a = distill(xs.items, judge_labels, split_seed=1, group_by="metadata.prompt_id")
+    b = distill(xs.items, judge_labels, split_seed=2, group_by="metadata.prompt_id")
+    assert a.n_val > 0 and b.n_val > 0
+    assert a.model.card_["validation"] != b.model.card_["validation"]

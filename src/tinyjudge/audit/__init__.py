@@ -8,6 +8,7 @@ is :func:`audit`, whose :class:`AuditReport` gives each comparison as a typed
 from __future__ import annotations
 
 from tinyjudge._faces import callable_package
+from tinyjudge.audit._config import AuditConfig
 from tinyjudge.audit._report_data import Confusion, PairRow, with_exploit
 from tinyjudge.audit.agreement import (
     BootstrapCI,
@@ -29,7 +30,6 @@ from tinyjudge.audit.bias import (
     self_consistency,
     verbosity_bias,
 )
-from tinyjudge.audit._config import AuditConfig
 from tinyjudge.audit.report import AuditReport, audit, write_report
 
 __all__: list[str] = [

@@ -47,7 +47,7 @@ def _parameter(cls: type[Config], name: str, shown: str | None = None) -> inspec
     if f.default_factory is not MISSING:
         default = f.default_factory()
     help_text = field_help(f)
-    decls = [flag_of(shown)]
+    decls = [flag_of(shown), *(f.metadata.get("flags", ()) if shown == name else ())]
     annotation: Any = tp  # ranges are the config's to check: one message for both faces
     choices = choices_of(tp)
     if choices is not None:

@@ -8,8 +8,13 @@ from typing import Any
 
 import typer
 
-from tinyjudge._people_methods import DEFAULT_PEOPLE_METHOD, PEOPLE_METHODS
-from tinyjudge.distill import DEFAULT_TIER, TIER_REGISTRY, EnsembleConfig, chosen_tiers
+from tinyjudge.distill import (
+    DEFAULT_TIER,
+    TIER_REGISTRY,
+    DistillConfig,
+    EnsembleConfig,
+    chosen_tiers,
+)
 from tinyjudge.errors import UsageError
 from tinyjudge.exploit import HardenConfig
 
@@ -21,12 +26,6 @@ __all__ = ["command", "tier_options"]
 
 # the tiers' configs whose fields are flags, one each (encoder: the transformer's first name)
 _TIER_CONFIGS = list(dict.fromkeys(t.config for t in chosen_tiers().values()))
-_TIER_HELP = " | ".join(f"{n} ({t.help})" if t.help else n for n, t in chosen_tiers().items())
-
-_HUMAN_METHODS_HELP = (
-    " | ".join(f"{name} ({how.brief})" for name, how in PEOPLE_METHODS.items())
-    + " (see docs/distill.md)"
-)
 
 
 @config_flags(
@@ -36,42 +35,23 @@ _HUMAN_METHODS_HELP = (
     switch="harden against exploits (augmentation, adversarial rounds); any --harden-* implies it",
 )
 @config_flags(EnsembleConfig, prefix="ensemble", into="ensemble", bare="k")
+@config_flags(DistillConfig)
 @kind_flags(_TIER_CONFIGS)
 def command(
     items: Path = typer.Argument(..., help="items.jsonl"),
     labels: list[Path] = typer.Argument(
         ..., help="labels.jsonl file(s) (any sources; --source and --human pick)"
     ),
-    source: str = typer.Option(
-        None, "--source", help="the teacher, e.g. judge:gpt-4 (default: the labels' one)"
-    ),
     rubric: str = typer.Option(
         None, "--rubric", help="rubric name or .yaml path (default: the teacher's labels')"
     ),
-    tier: str = typer.Option(DEFAULT_TIER, "--tier", help=_TIER_HELP),
-    group_by: str = typer.Option(None, "--group-by", help="split key, e.g. metadata.prompt_id"),
-    val_fraction: float = typer.Option(0.2, "--val-fraction", help="share held out"),
-    name: str = typer.Option(None, "--name", help="model name (labels get rm:<name>)"),
     param: list[str] = typer.Option(
         [], "--param", help="a tier option as KEY=VALUE (--param lora_r=16 is --lora-r 16)"
     ),
     out_dir: Path = typer.Option(..., "--out", help="model directory to write"),
-    human: str = typer.Option(
-        None, "--human", help="people's labels too (e.g. human:final): learn to predict them"
-    ),
-    human_method: str = typer.Option(
-        DEFAULT_PEOPLE_METHOD,
-        "--human-method",
-        help=_HUMAN_METHODS_HELP,
-    ),
-    human_weight: float = typer.Option(
-        None, "--human-weight", help="weighted: one person's row in judge rows (default: even)"
-    ),
-    rater: list[str] = typer.Option(
-        [], "--rater", help="dawid-skene: a human rater source, repeatable (default: --human)"
-    ),
     quiet: bool = quiet_option(),
     *,
+    config: DistillConfig,
     harden: HardenConfig | None,
     ensemble: EnsembleConfig | None,
     options: dict[str, Any],
@@ -94,6 +74,7 @@ def command(
     from tinyjudge.exploit import Hardened
 
     # before any file is read: C=-1 is one line, not a traceback later
+    tier, source, human = config.tier, config.source, config.human
     tier_opts = tier_options(tier, options, param)
     main = is_main_process()
     if main and not quiet:
@@ -118,18 +99,10 @@ def command(
         result = distill(
             item_list,
             label_list,
-            source,
-            rub,
-            tier=tier,
-            group_by=group_by,
-            val_fraction=val_fraction,
-            name=name,
-            human=human,
-            human_method=human_method,
-            human_weight=human_weight,
-            raters=rater,
+            rubric=rub,
             harden=None if harden is None else Hardened(harden),
             ensemble=ensemble,
+            **{f.name: getattr(config, f.name) for f in fields(config)},
             **tier_opts,
         )
         if main:

@@ -23,6 +23,7 @@ from ._configs import (
     TierConfig,
     TransformerConfig,
 )
+from ._distill_config import DistillConfig
 from ._tiers import DEFAULT_TIER, FEW_LABELS_TIER, TIER_REGISTRY, Tier, chosen_tiers
 
 if TYPE_CHECKING:
@@ -104,6 +105,7 @@ __all__ = [
     "load_model",
     "check_model_dir",
     "distill",
+    "DistillConfig",
     "DistillResult",
     "agreement",
     "score_file",

@@ -144,7 +144,7 @@ def distill(
     tier: str | None = None,
     group_by: str | None = None,
     val_fraction: float = 0.2,
-    seed: int = 0,
+    split_seed: int = 0,
     human: str | None = None,
     human_method: str = DEFAULT_PEOPLE_METHOD,
     human_weight: float | None = None,
@@ -181,7 +181,7 @@ def distill(
             default: ``config``'s tier, else ``linear``.
         group_by: a dotted key (``metadata.prompt_id``) kept on one side of the split.
         val_fraction: share of groups held out.
-        seed: the split's seed.
+        split_seed: the split's seed.
         human: people's label source (e.g. ``human:final``): learn from ``source``'s
             labels and these together, to predict what people say (see
             :mod:`tinyjudge.distill._people`); validation is then against people.
@@ -227,11 +227,11 @@ def distill(
                 param="harden",
             )
         return _distill_with_people(
-            items, labels, source, rubric, group_by, val_fraction, seed,
+            items, labels, source, rubric, group_by, val_fraction, split_seed,
             (human, human_method, human_weight, tuple(raters)), new_model,
         )  # fmt: skip
     ts = training_set(items, labels, source, rubric)
-    train, val = grouped_split(ts.items, group_by, val_fraction, seed)
+    train, val = grouped_split(ts.items, group_by, val_fraction, split_seed)
     check_split(ts.items, train, val, group_by)
     val_items = [ts.items[i] for i in val]
 
