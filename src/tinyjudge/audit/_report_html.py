@@ -2,19 +2,26 @@
 
 The page is the Jinja2 templates in ``audit/templates`` with autoescape on, so
 every piece of text from the data (source names, labels, slice values, reasons)
-is HTML-escaped; the page loads nothing from anywhere.
+is HTML-escaped; the page loads nothing from anywhere. The templates read the typed
+:class:`~tinyjudge.audit.AuditReport` (its rows' :class:`~tinyjudge.results.Interval`
+statistics); the sections it keeps as JSON (calibration, bias, estimates, an
+exploit audit) hold intervals as ``{"value", "low", "high"}``, and the filters
+take either form.
 """
 
 from __future__ import annotations
 
 import base64
 import io
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tinyjudge.results import Interval
+
 if TYPE_CHECKING:
-    from tinyjudge.audit._report_data import AuditReport
+    from tinyjudge.audit._report_data import AuditReport, PairRow
 
 __all__ = ["render_html", "forest_plot"]
 
@@ -62,7 +69,10 @@ BIAS_COLUMNS = {
 
 
 def _value(x: Any) -> Any:
-    """An interval's value (``{"value", "low", "high"}``); any other figure as it is."""
+    """An interval's value (an :class:`Interval` or its JSON form; None where it could not
+    be computed); any other figure as it is."""
+    if isinstance(x, Interval):
+        return None if math.isnan(x.value) else x.value
     return x.get("value") if isinstance(x, Mapping) else x
 
 
@@ -81,7 +91,9 @@ def _ci(ci: Any, digits: int = 3) -> Any:
     when there is no interval."""
     from markupsafe import Markup
 
-    if isinstance(ci, Mapping):
+    if isinstance(ci, Interval):
+        ci = [ci.low, ci.high]
+    elif isinstance(ci, Mapping):
         ci = [ci.get("low"), ci.get("high")]
     if not isinstance(ci, list | tuple) or not ci or ci[0] is None:
         return ""  # a plain figure, or an interval without bounds
@@ -115,9 +127,9 @@ def _undefined(x: Any) -> bool:
     return isinstance(x, jinja2.Undefined)
 
 
-def forest_plot(rows: list[dict[str, Any]], title: str) -> bytes | None:
+def forest_plot(rows: Sequence[PairRow], title: str) -> bytes | None:
     """Kappa with its interval per source, one line each; None when nothing to plot."""
-    rows = [r for r in rows if _value(r.get("kappa")) is not None]
+    rows = [r for r in rows if not math.isnan(r.kappa.value)]
     if not rows:
         return None
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -127,16 +139,16 @@ def forest_plot(rows: list[dict[str, Any]], title: str) -> bytes | None:
     FigureCanvasAgg(fig)
     ax = fig.subplots()
     for y, r in enumerate(reversed(rows)):
-        kappa = r["kappa"]
-        if kappa["low"] is not None:
-            ax.plot([kappa["low"], kappa["high"]], [y, y], color="C0", lw=2)
-        ax.plot([kappa["value"]], [y], "o", color="C0")
-    ax.set_yticks(range(len(rows)), [r["b"] for r in reversed(rows)], fontsize=9)
+        low, high = r.kappa.low, r.kappa.high
+        if low is not None and high is not None:
+            ax.plot([low, high], [y, y], color="C0", lw=2)
+        ax.plot([r.kappa.value], [y], "o", color="C0")
+    ax.set_yticks(range(len(rows)), [r.b for r in reversed(rows)], fontsize=9)
     for x, name in ((0.4, "fair"), (0.6, "moderate"), (0.8, "substantial")):
         ax.axvline(x, color="0.85", lw=1, zorder=0)
         ax.text(x, len(rows) - 0.4, name, fontsize=7, color="0.5", ha="right")
     ax.axvline(0, color="0.6", lw=1, ls="--")
-    ax.set_xlim(min(-0.05, *(r["kappa"]["low"] or 0 for r in rows)), 1.0)
+    ax.set_xlim(min(-0.05, *(r.kappa.low or 0 for r in rows)), 1.0)
     ax.set_ylim(-0.6, len(rows) - 0.2)
     ax.set_xlabel("Cohen's kappa with its confidence interval")
     ax.set_title(title, fontsize=10)
@@ -154,20 +166,21 @@ def _environment() -> Any:
         autoescape=True,  # every template, whatever its name: labels and names are untrusted
         extensions=["jinja2.ext.do"],
     )
-    env.filters.update(f=_f, ci=_ci, pct=_pct, cell=_cell, kappa_class=_kappa_class, img=_img)
+    env.filters.update(
+        f=_f, ci=_ci, pct=_pct, cell=_cell, kappa_class=_kappa_class, img=_img, value=_value
+    )
     return env
 
 
-def _weakest_slices(data: dict[str, Any]) -> dict[str, tuple[float, str, str, int]]:
+def _weakest_slices(report: AuditReport) -> dict[str, tuple[float, str, str, int]]:
     """Per source, its lowest-kappa slice among those of at least 20 items."""
     worst: dict[str, tuple[float, str, str, int]] = {}
-    for key, values in data["slices"].items():
+    for key, values in report.slices.items():
         for value, rows in values.items():
             for row in rows:
-                kappa = _value(row["kappa"])
-                if kappa is not None and row["n"] >= 20:
-                    got = (kappa, key, value, row["n"])
-                    worst[row["b"]] = min(worst.get(row["b"], got), got)
+                if not math.isnan(row.kappa.value) and row.n >= 20:
+                    got = (row.kappa.value, key, value, row.n)
+                    worst[row.b] = min(worst.get(row.b, got), got)
     return worst
 
 
@@ -175,20 +188,19 @@ def render_html(report: AuditReport) -> str:
     """The whole page for an :class:`~tinyjudge.audit.report.AuditReport`."""
     from tinyjudge.calibrate import METRIC_NAMES
 
-    data, figures = report.to_dict(), report.figures
     ref = report.meta["reference"]
-    vs_ref = [r for r in data["pairs"] if r["a"] == ref]
+    vs_ref = [r for r in report.pairs if r.a == ref]
     return (
         _environment()
         .get_template("report.html")
         .render(
-            data=data,
-            figures=figures,
+            report=report,
+            figures=report.figures,
             css=CSS,
             vs_ref=vs_ref,
-            between=[r for r in data["pairs"] if r["a"] != ref],
+            between=[r for r in report.pairs if r.a != ref],
             forest=forest_plot(vs_ref, f"agreement with {ref}"),
-            weakest=_weakest_slices(data),
+            weakest=_weakest_slices(report),
             metric_names=METRIC_NAMES,
             bias_columns=BIAS_COLUMNS,
         )

@@ -26,6 +26,7 @@ from tinyjudge._stats import BootstrapCI, bootstrap_ci
 from tinyjudge.audit._pairs import source_table
 from tinyjudge.errors import UsageError
 from tinyjudge.records import Label, index_labels
+from tinyjudge.results import plain
 
 __all__ = [
     "StepAgreement",
@@ -120,18 +121,12 @@ class StepAgreement(NamedTuple):
     only_source: int
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready: each metric as an interval (``{"value", "low", "high"}``), their
-        ``level`` once."""
-        out: dict[str, Any] = {"source": self.source, "reference": self.reference, "n": self.n}
-        for name in ("exact", "within_1", "within_3", "agent"):
-            out[name] = getattr(self, name).as_interval().to_dict()
-        out.update(
-            level=self.exact.level,
-            n_unscored=self.n_unscored,
-            only_reference=self.only_reference,
-            only_source=self.only_source,
-        )
-        return out
+        """JSON-ready: the fields, each metric as an interval (``{"value", "low",
+        "high"}``), then their ``level`` once."""
+        metrics = {
+            m: getattr(self, m).as_interval() for m in ("exact", "within_1", "within_3", "agent")
+        }
+        return plain(self._asdict() | metrics) | {"level": self.exact.level}
 
 
 def _usable(label: Label) -> bool:

@@ -31,6 +31,8 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
+from tinyjudge.results import fields_dict
+
 from ._binomial import clopper_pearson, clopper_pearson_lower
 from ._cluster import cluster_count, df_shrink, one_per_group
 
@@ -104,6 +106,10 @@ class ThresholdStep:
         """``agree / n``."""
         return self.agree / self.n if self.n else math.nan
 
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: the fields, with the share ``agreement`` in place of the count."""
+        return fields_dict(self, skip=("agree",)) | {"agreement": self.agreement}
+
 
 @dataclass(frozen=True)
 class ThresholdChoice:
@@ -139,21 +145,10 @@ class ThresholdChoice:
         return passed[-1] if passed else None
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form."""
-        return {
-            "threshold": self.threshold,
-            "guaranteed": self.guaranteed,
-            "n_calibration": self.n_calibration,
-            "bound": self.bound,
-            "n_groups": self.n_groups,
-            "n_used": self.n_used,
-            "too_few_groups": self.too_few_groups,
-            "tests": [
-                {"threshold": s.threshold, "n": s.n, "agreement": s.agreement,
-                 "groups": s.groups, "n_eff": s.n_eff, "lower": s.lower, "passed": s.passed}
-                for s in self.steps
-            ],
-        }  # fmt: skip
+        """The JSON form: the fields but ``target`` and ``delta`` (the caller's own), the
+        steps as ``tests``, then whether a threshold passed."""
+        out = fields_dict(self, rename={"steps": "tests"}, skip=("target", "delta"))
+        return out | {"guaranteed": self.guaranteed}
 
 
 def choose_threshold(

@@ -232,34 +232,21 @@ class CascadeResult(Printed):
         return columns, rows
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form written to ``cascade.json`` (no labels)."""
-        cost = self.cost_per_1000
-        return {
-            "source": self.source,
-            "target": self.target,
-            "delta": self.delta,
-            "guaranteed": self.guaranteed,
-            "note": self.note,
-            "group_by": self.group_by,
-            "bound": self.stages[0].choice.bound,
-            "grouping": self.grouping,
-            "threshold": self.stages[0].threshold,
-            "calibration_n": self.stages[0].calibration_n,
+        """The JSON form written to ``cascade.json``: the fields but ``labels`` and ``cost``
+        (``abstained`` as ``left_to_people``), then the first stage's threshold and what it
+        kept, and the judge's items and cost per 1,000 items beside judge-only."""
+        first, cost = self.stages[0], self.cost_per_1000
+        out = fields_dict(self, rename={"abstained": "left_to_people"}, skip=("labels", "cost"))
+        return out | {
+            "bound": first.choice.bound,
+            "threshold": first.threshold,
+            "calibration_n": first.calibration_n,
             "calibration_agreement": (
-                self.stages[0].calibration_agreement.to_dict() if self.guaranteed else None
+                first.calibration_agreement.to_dict() if self.guaranteed else None
             ),
-            "n_items": self.n_items,
-            "n_calibration": self.n_calibration,
             "share_kept": {s.decided_by: s.to_dict()["share_kept"] for s in self.stages},
-            "stages": [s.to_dict() for s in self.stages],
-            "escalated": self.escalated,
-            "left_to_people": self.abstained,
-            "judge_calls": self.judge_calls,
-            "judge_items": self.judge_items,
-            "calibration_judge_items": self.calibration_judge_items,
             "judge_items_per_1000": self.judge_items_per_1000 if self.n_items else None,
             "judge_only_items_per_1000": 1000.0,
             "cost_per_1000": None if cost is None else cost[0],
             "judge_only_cost_per_1000": None if cost is None else cost[1],
-            "judge": self.judge,
         }

@@ -154,21 +154,10 @@ class RateReport(Printed):
         return columns, rows
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready figures (infinite values become None)."""
-        out: dict[str, Any] = {
-            "rubric": self.rubric,
-            "cheap": self.cheap,
-            "human": self.human,
-            "by": self.by,
-            "cluster": self.cluster,
-            "level": self.overall.level,
-            "method": self.overall.method,
-            "overall": self.overall.to_dict(),
-            "groups": {g: r.to_dict() for g, r in self.groups.items()},
-            "counts": dict(self.counts),
-        }
-        if self.held_back:
-            out["all_human_rate"] = dict(self.held_back)
-        if self.comparison is not None:
-            out["comparison"] = self.comparison.to_dict()
-        return out
+        """The JSON form: the fields (``held_back`` as ``all_human_rate``, written with
+        ``comparison`` only when there is one), then the overall rate's ``level`` and
+        ``method``; infinite counts are None."""
+        absent = {"held_back": not self.held_back, "comparison": self.comparison is None}
+        skip = ["positive", *(name for name, gone in absent.items() if gone)]
+        out = fields_dict(self, rename={"held_back": "all_human_rate"}, skip=skip)
+        return out | {"level": self.overall.level, "method": self.overall.method}
