@@ -177,3 +177,13 @@ def test_the_servers_face_loads_fastapi_on_first_use() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     assert done.stdout.split() == ["False", "True", "True", "True", "False"]
+
+
+def test_a_face_without_its_source_says_so() -> None:
+    import types
+
+    from tinyjudge._faces import _face_source
+
+    sourceless = types.ModuleType("tinyjudge.nowhere")
+    with pytest.raises(ImportError, match=r"tinyjudge.nowhere: .*read from its source"):
+        _face_source(sourceless)
