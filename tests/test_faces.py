@@ -5,6 +5,9 @@ from __future__ import annotations
 import importlib
 import inspect
 import pydoc
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -72,3 +75,115 @@ def test_a_model_prints_its_rubric_by_name_not_its_prose() -> None:
     shown = repr(LinearRM("compliance"))
     assert "Rubric(id='compliance'" in shown and rubric.behavior[:40] not in shown
     assert len(shown) < 400
+
+
+# read_face: what a face's source makes public and lazy (each public name once, as ``X as X``)
+FACE_SOURCES = {
+    "eager-alias": ("from ._a import A as A\n", ["A"], {}),
+    "eager-plain-import-is-the-faces-own": ("from ._a import helper\n", [], {}),
+    "renamed-import-is-not-an-export": ("from ._a import A as B\n", [], {}),
+    "lazy-alias": (
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ._b import B as B\n",
+        ["B"],
+        {"B": "._b"},
+    ),
+    "typing-dot-type-checking": (
+        "import typing\nif typing.TYPE_CHECKING:\n    from .c import C as C\n",
+        ["C"],
+        {"C": ".c"},
+    ),
+    "absolute-module": (
+        "if TYPE_CHECKING:\n    from tinyjudge.distill import distill as distill\n",
+        ["distill"],
+        {"distill": "tinyjudge.distill"},
+    ),
+    "lazy-plain-import-is-only-typing": (
+        "if TYPE_CHECKING:\n    from ._b import Hint\n",
+        [],
+        {},
+    ),
+    "assigned-lazy-name": (
+        "if TYPE_CHECKING:\n    from ._run import run as run\n    go = run\n",
+        ["run", "go"],
+        {"run": "._run", "go": "._run:run"},
+    ),
+    "assigned-other-value-is-skipped": ("if TYPE_CHECKING:\n    x = y\n", [], {}),
+    "other-if-is-not-lazy": ("if DEBUG:\n    from ._b import B as B\n", [], {}),
+    "nested-block-is-not-read": (
+        "if TYPE_CHECKING:\n    if X:\n        from ._b import B as B\n",
+        [],
+        {},
+    ),
+    "definitions": (
+        "__version__ = '1'\n_log = 1\nlimit: int = 3\ndef run(): ...\nclass Box: ...\n"
+        "def _helper(): ...\n",
+        ["__version__", "limit", "run", "Box"],
+        {},
+    ),
+}
+
+
+@pytest.mark.parametrize("source", list(FACE_SOURCES), ids=list(FACE_SOURCES))
+def test_read_face(source: str) -> None:
+    from tinyjudge._faces import read_face
+
+    text, public, lazy = FACE_SOURCES[source]
+    assert read_face(text) == (public, lazy)
+
+
+LAZY_FACES = [
+    "tinyjudge",
+    *(f"tinyjudge.{stage}" for stage in ("distill", "calibrate", "exploit", "serve")),
+]
+
+
+@pytest.mark.parametrize("face", LAZY_FACES, ids=LAZY_FACES)
+def test_a_lazy_faces_own_public_imports_are_exports(face: str) -> None:
+    # A name imported from the face's own package without ``as`` would load, but be
+    # missing from __all__ and, to mypy --strict and pyright, not exported.
+    import ast
+
+    # the file, not inspect.getsource: a callable package's source is its verb's (__wrapped__)
+    source = Path(importlib.import_module(face).__file__ or "").read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    body = [n for n in tree.body if not isinstance(n, ast.If)]
+    body += [inner for n in tree.body if isinstance(n, ast.If) for inner in n.body]
+    plain = [
+        a.name
+        for n in body
+        if isinstance(n, ast.ImportFrom)
+        and (n.level or (n.module or "").startswith(face))
+        and n.module != "tinyjudge._faces"
+        for a in n.names
+        if a.asname is None and not a.name.startswith("_")
+    ]
+    assert plain == []
+    assert "lazy_names(__name__)" in source
+
+
+@pytest.mark.parametrize("face", LAZY_FACES, ids=LAZY_FACES)
+def test_star_import_gives_the_public_names(face: str) -> None:
+    namespace: dict[str, object] = {}
+    exec(f"from {face} import *", namespace)
+    assert set(namespace) - {"__builtins__"} == set(importlib.import_module(face).__all__)
+
+
+def test_the_servers_face_loads_fastapi_on_first_use() -> None:
+    code = (
+        "import sys, tinyjudge.serve as s; print('fastapi' in sys.modules, 'create_app' in dir(s),"
+        " 'create_app' in s.__all__, 'run_server' in s.__all__, 'logging' in dir(s))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.split() == ["False", "True", "True", "True", "False"]
+
+
+def test_a_face_without_its_source_says_so() -> None:
+    import types
+
+    from tinyjudge._faces import _face_source
+
+    sourceless = types.ModuleType("tinyjudge.nowhere")
+    with pytest.raises(ImportError, match=r"tinyjudge.nowhere: .*read from its source"):
+        _face_source(sourceless)

@@ -31,81 +31,38 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tinyjudge._faces import lazy_names
-from tinyjudge.datasets.jsonl import read_items, read_labels, write_jsonl
-from tinyjudge.errors import TinyjudgeError, UsageError
-from tinyjudge.records import Item, Label, Message
-from tinyjudge.results import Interval
-from tinyjudge.rubric import Rubric, load_rubric
+
+# Each public name once, as ``name as name`` (the re-export form static tools read): these
+# load with the package, those under TYPE_CHECKING on first use (_faces.lazy_names). A
+# stage named by its own package (``distill``) is that package, which runs its verb when called.
+from tinyjudge.datasets.jsonl import read_items as read_items
+from tinyjudge.datasets.jsonl import read_labels as read_labels
+from tinyjudge.datasets.jsonl import write_jsonl as write_jsonl
+from tinyjudge.errors import TinyjudgeError as TinyjudgeError
+from tinyjudge.errors import UsageError as UsageError
+from tinyjudge.records import Item as Item
+from tinyjudge.records import Label as Label
+from tinyjudge.records import Message as Message
+from tinyjudge.results import Interval as Interval
+from tinyjudge.rubric import Rubric as Rubric
+from tinyjudge.rubric import load_rubric as load_rubric
 
 if TYPE_CHECKING:
-    from tinyjudge.audit import audit
-    from tinyjudge.calibrate import CalibrateConfig, calibrate
-    from tinyjudge.cascade import cascade
-    from tinyjudge.datasets.importers import run_import
-    from tinyjudge.distill import (
-        LinearConfig,
-        ProbeConfig,
-        TransformerConfig,
-        distill,
-        load_model,
-    )
-    from tinyjudge.estimate import estimate_rates
-    from tinyjudge.exploit import exploit
-    from tinyjudge.judge import Judge, JudgeConfig
+    from tinyjudge.audit import audit as audit
+    from tinyjudge.calibrate import CalibrateConfig as CalibrateConfig
+    from tinyjudge.calibrate import calibrate as calibrate
+    from tinyjudge.cascade import cascade as cascade
+    from tinyjudge.datasets.importers import run_import as run_import
+    from tinyjudge.distill import LinearConfig as LinearConfig
+    from tinyjudge.distill import ProbeConfig as ProbeConfig
+    from tinyjudge.distill import TransformerConfig as TransformerConfig
+    from tinyjudge.distill import distill as distill
+    from tinyjudge.distill import load_model as load_model
+    from tinyjudge.estimate import estimate_rates as estimate_rates
+    from tinyjudge.exploit import exploit as exploit
+    from tinyjudge.judge import Judge as Judge
+    from tinyjudge.judge import JudgeConfig as JudgeConfig
 
 __version__ = "0.1.0"
 
-# name -> the module that defines it, loaded on first use; a stage named by its own
-# package (``distill``) is that package, which runs its verb when called
-_LAZY = {
-    "run_import": "tinyjudge.datasets.importers",
-    "Judge": "tinyjudge.judge",
-    "JudgeConfig": "tinyjudge.judge",
-    "distill": "tinyjudge.distill",
-    "LinearConfig": "tinyjudge.distill",
-    "ProbeConfig": "tinyjudge.distill",
-    "TransformerConfig": "tinyjudge.distill",
-    "load_model": "tinyjudge.distill",
-    "calibrate": "tinyjudge.calibrate",
-    "CalibrateConfig": "tinyjudge.calibrate",
-    "audit": "tinyjudge.audit",
-    "estimate_rates": "tinyjudge.estimate",
-    "cascade": "tinyjudge.cascade",
-    "exploit": "tinyjudge.exploit",
-}
-
-__all__ = [
-    # records and data
-    "Item",
-    "Label",
-    "Message",
-    "read_items",
-    "read_labels",
-    "write_jsonl",
-    "run_import",
-    # rubrics and the judge
-    "Rubric",
-    "load_rubric",
-    "Judge",
-    "JudgeConfig",
-    # reward models: distill, calibrate, save and load
-    "distill",
-    "LinearConfig",
-    "ProbeConfig",
-    "TransformerConfig",
-    "calibrate",
-    "CalibrateConfig",
-    "load_model",
-    # audit, rates, the cascade and the exploit audit
-    "audit",
-    "estimate_rates",
-    "cascade",
-    "exploit",
-    # results and errors
-    "Interval",
-    "TinyjudgeError",
-    "UsageError",
-    "__version__",
-]
-
-__getattr__, __dir__ = lazy_names(__name__, _LAZY)
+__getattr__, __dir__ = lazy_names(__name__)

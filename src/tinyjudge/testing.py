@@ -25,11 +25,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tinyjudge.judge import replay
-from tinyjudge.judge.replay import *  # noqa: F403  (its __all__ is this face's too)
+# The servers live in the judge (they recognise its prompts by their fence nonce, the
+# judge's own), privately: this module is their one public face.
+from tinyjudge.judge import _replay
+from tinyjudge.judge._replay import *  # noqa: F403  (its __all__ is this face's too)
 
 __all__ = ["tiny_decoder", "TINY_SHAPE", "CHATML"]
-__all__ += replay.__all__  # the servers and their requests, replies and faults
+__all__ += _replay.__all__  # the servers and their requests, replies and faults
 
 # ChatML, as Qwen2 writes it, with assistant tool calls shown inline.
 CHATML = (

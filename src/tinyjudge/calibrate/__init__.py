@@ -26,110 +26,50 @@ from typing import TYPE_CHECKING
 
 from tinyjudge._faces import callable_package, lazy_names
 
-from ._config import METHODS, CalibrateConfig
+from ._config import METHODS as METHODS
+from ._config import CalibrateConfig as CalibrateConfig
 
 if TYPE_CHECKING:
-    from ._calibrators import (
-        CALIBRATORS,
-        BaseCalibrator,
-        IsotonicCalibration,
-        PlattScaling,
-        TemperatureScaling,
-        VectorScaling,
-        make_calibrator,
-    )
-    from ._crossfit import CrossFitResult, cross_fit
-    from ._data import (
-        calibrator_state,
-        is_one_hot,
-        load_calibrator,
-        probs_matrix,
-        save_calibrator,
-    )
-    from ._fit import (
-        calibrate_model,
-        calibrate_source,
-        calibrate_source_methods,
-        save_model_calibration,
-        save_source_calibration,
-        write_model_calibration,
-    )
-    from ._guard import MethodCheck, compare_methods
-    from ._metrics import (
-        METRIC_NAMES,
-        METRICS,
-        ReliabilityCurve,
-        brier_score,
-        calibration_metrics,
-        expected_calibration_error,
-        max_calibration_error,
-        nll,
-        reliability_curve,
-    )
-    from ._model import CalibratableModel, CalibrationWarning, calibrate
-    from ._plot import reliability_diagram
-    from ._result import Calibration, SourceCalibration, load_calibration
+    from ._calibrators import CALIBRATORS as CALIBRATORS
+    from ._calibrators import BaseCalibrator as BaseCalibrator
+    from ._calibrators import IsotonicCalibration as IsotonicCalibration
+    from ._calibrators import PlattScaling as PlattScaling
+    from ._calibrators import TemperatureScaling as TemperatureScaling
+    from ._calibrators import VectorScaling as VectorScaling
+    from ._calibrators import make_calibrator as make_calibrator
+    from ._crossfit import CrossFitResult as CrossFitResult
+    from ._crossfit import cross_fit as cross_fit
+    from ._data import calibrator_state as calibrator_state
+    from ._data import is_one_hot as is_one_hot
+    from ._data import load_calibrator as load_calibrator
+    from ._data import probs_matrix as probs_matrix
+    from ._data import save_calibrator as save_calibrator
+    from ._fit import calibrate_model as calibrate_model
+    from ._fit import calibrate_source as calibrate_source
+    from ._fit import calibrate_source_methods as calibrate_source_methods
+    from ._fit import save_model_calibration as save_model_calibration
+    from ._fit import save_source_calibration as save_source_calibration
+    from ._fit import write_model_calibration as write_model_calibration
+    from ._guard import MethodCheck as MethodCheck
+    from ._guard import compare_methods as compare_methods
+    from ._metrics import METRIC_NAMES as METRIC_NAMES
+    from ._metrics import METRICS as METRICS
+    from ._metrics import ReliabilityCurve as ReliabilityCurve
+    from ._metrics import brier_score as brier_score
+    from ._metrics import calibration_metrics as calibration_metrics
+    from ._metrics import expected_calibration_error as expected_calibration_error
+    from ._metrics import max_calibration_error as max_calibration_error
+    from ._metrics import nll as nll
+    from ._metrics import reliability_curve as reliability_curve
+    from ._model import CalibratableModel as CalibratableModel
+    from ._model import CalibrationWarning as CalibrationWarning
+    from ._model import calibrate as calibrate
+    from ._plot import reliability_diagram as reliability_diagram
+    from ._result import Calibration as Calibration
+    from ._result import SourceCalibration as SourceCalibration
+    from ._result import load_calibration as load_calibration
 
-# Each name's module, loaded on first use (PEP 562): the command imports CalibrateConfig
-# when the CLI starts, and that must not load scipy or scikit-learn.
-_WHERE = {
-    "._calibrators": "BaseCalibrator TemperatureScaling VectorScaling PlattScaling "
-    "IsotonicCalibration CALIBRATORS make_calibrator",
-    "._crossfit": "cross_fit CrossFitResult",
-    "._data": "save_calibrator load_calibrator calibrator_state probs_matrix is_one_hot",
-    "._fit": "calibrate_model calibrate_source calibrate_source_methods save_model_calibration "
-    "write_model_calibration save_source_calibration",
-    "._guard": "compare_methods MethodCheck",
-    "._metrics": "expected_calibration_error max_calibration_error brier_score nll "
-    "reliability_curve ReliabilityCurve calibration_metrics METRICS METRIC_NAMES",
-    "._model": "calibrate CalibratableModel CalibrationWarning",
-    "._plot": "reliability_diagram",
-    "._result": "Calibration SourceCalibration load_calibration",
-}
-_LAZY = {name: module for module, names in _WHERE.items() for name in names.split()}
-__getattr__, __dir__ = lazy_names(__name__, _LAZY)
-
-__all__ = [
-    "METHODS",
-    "BaseCalibrator",
-    "brier_score",
-    "CalibratableModel",
-    "calibrate",
-    "calibrate_model",
-    "calibrate_source",
-    "calibrate_source_methods",
-    "CalibrateConfig",
-    "Calibration",
-    "calibration_metrics",
-    "CalibrationWarning",
-    "calibrator_state",
-    "CALIBRATORS",
-    "compare_methods",
-    "cross_fit",
-    "CrossFitResult",
-    "expected_calibration_error",
-    "is_one_hot",
-    "IsotonicCalibration",
-    "load_calibration",
-    "load_calibrator",
-    "make_calibrator",
-    "max_calibration_error",
-    "MethodCheck",
-    "METRIC_NAMES",
-    "METRICS",
-    "nll",
-    "PlattScaling",
-    "probs_matrix",
-    "reliability_curve",
-    "reliability_diagram",
-    "ReliabilityCurve",
-    "save_calibrator",
-    "save_model_calibration",
-    "save_source_calibration",
-    "SourceCalibration",
-    "TemperatureScaling",
-    "VectorScaling",
-    "write_model_calibration",
-]
-
+# The rest loads on first use (PEP 562): the command imports CalibrateConfig when the
+# CLI starts, and that must not load scipy or scikit-learn.
+__getattr__, __dir__ = lazy_names(__name__)
 callable_package(__name__, "calibrate")

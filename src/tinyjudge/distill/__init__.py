@@ -15,109 +15,50 @@ from tinyjudge._faces import callable_package, lazy_names
 
 # The tiers' configs are light (no scikit-learn, no torch): the CLI derives its flags
 # from them when it starts. The rest loads on first use (PEP 562).
-from ._configs import (
-    CrossConfig,
-    EnsembleConfig,
-    LinearConfig,
-    ProbeConfig,
-    TierConfig,
-    TransformerConfig,
-)
-from ._distill_config import DistillConfig
-from ._tiers import DEFAULT_TIER, FEW_LABELS_TIER, TIER_REGISTRY, Tier, chosen_tiers
+from ._configs import CrossConfig as CrossConfig
+from ._configs import EnsembleConfig as EnsembleConfig
+from ._configs import LinearConfig as LinearConfig
+from ._configs import ProbeConfig as ProbeConfig
+from ._configs import TierConfig as TierConfig
+from ._configs import TransformerConfig as TransformerConfig
+from ._distill_config import DistillConfig as DistillConfig
+from ._tiers import DEFAULT_TIER as DEFAULT_TIER
+from ._tiers import FEW_LABELS_TIER as FEW_LABELS_TIER
+from ._tiers import TIER_REGISTRY as TIER_REGISTRY
+from ._tiers import Tier as Tier
+from ._tiers import chosen_tiers as chosen_tiers
 
 if TYPE_CHECKING:
-    from ._base import RewardModel
-    from ._cross import CrossRM
-    from ._data import (
-        TrainingSet,
-        find_group_key,
-        group_keys,
-        grouped_split,
-        own_verdicts,
-        training_set,
-    )
-    from ._distill import DistillResult, Hardening, agreement, distill, score_file
-    from ._ensemble import EnsembleRM, ensemble_fit
-    from ._linear import LinearRM
-    from ._load import TIERS, check_model_dir, load_model, make_model, tier_config
-    from ._merge import export_merged
-    from ._multi import fit_multi_rubric
-    from ._onnx import ExportReport, export_onnx
-    from ._probe import ProbeRM
-    from ._split_checks import SplitWarning
-    from ._text import item_views
-    from ._transformer import EncoderRM, TransformerRM
+    from ._base import RewardModel as RewardModel
+    from ._cross import CrossRM as CrossRM
+    from ._data import TrainingSet as TrainingSet
+    from ._data import find_group_key as find_group_key
+    from ._data import group_keys as group_keys
+    from ._data import grouped_split as grouped_split
+    from ._data import own_verdicts as own_verdicts
+    from ._data import training_set as training_set
+    from ._distill import DistillResult as DistillResult
+    from ._distill import Hardening as Hardening
+    from ._distill import agreement as agreement
+    from ._distill import distill as distill
+    from ._distill import score_file as score_file
+    from ._ensemble import EnsembleRM as EnsembleRM
+    from ._ensemble import ensemble_fit as ensemble_fit
+    from ._linear import LinearRM as LinearRM
+    from ._load import TIERS as TIERS
+    from ._load import check_model_dir as check_model_dir
+    from ._load import load_model as load_model
+    from ._load import make_model as make_model
+    from ._load import tier_config as tier_config
+    from ._merge import export_merged as export_merged
+    from ._multi import fit_multi_rubric as fit_multi_rubric
+    from ._onnx import ExportReport as ExportReport
+    from ._onnx import export_onnx as export_onnx
+    from ._probe import ProbeRM as ProbeRM
+    from ._split_checks import SplitWarning as SplitWarning
+    from ._text import item_views as item_views
+    from ._transformer import EncoderRM as EncoderRM
+    from ._transformer import TransformerRM as TransformerRM
 
-_LAZY = {
-    "RewardModel": "._base",
-    "CrossRM": "._cross",
-    **dict.fromkeys(
-        ["TrainingSet", "find_group_key", "group_keys", "grouped_split", "own_verdicts",
-         "training_set"], "._data",
-    ),
-    **dict.fromkeys(
-        ["DistillResult", "Hardening", "agreement", "distill", "score_file"], "._distill"
-    ),
-    **dict.fromkeys(["EnsembleRM", "ensemble_fit"], "._ensemble"),
-    "LinearRM": "._linear",
-    **dict.fromkeys(
-        ["TIERS", "check_model_dir", "load_model", "make_model", "tier_config"], "._load"
-    ),
-    "export_merged": "._merge",
-    "fit_multi_rubric": "._multi",
-    **dict.fromkeys(["ExportReport", "export_onnx"], "._onnx"),
-    "ProbeRM": "._probe",
-    "SplitWarning": "._split_checks",
-    "item_views": "._text",
-    **dict.fromkeys(["EncoderRM", "TransformerRM"], "._transformer"),
-}  # fmt: skip
-
-__all__ = [
-    "RewardModel",
-    "Hardening",
-    "EnsembleRM",
-    "ensemble_fit",
-    "own_verdicts",
-    "LinearRM",
-    "ProbeRM",
-    "TransformerRM",
-    "TransformerConfig",
-    "CrossRM",
-    "CrossConfig",
-    "LinearConfig",
-    "ProbeConfig",
-    "EnsembleConfig",
-    "TierConfig",
-    "EncoderRM",
-    "fit_multi_rubric",
-    "export_onnx",
-    "export_merged",
-    "ExportReport",
-    "TIERS",
-    "TIER_REGISTRY",
-    "Tier",
-    "DEFAULT_TIER",
-    "FEW_LABELS_TIER",
-    "chosen_tiers",
-    "make_model",
-    "tier_config",
-    "load_model",
-    "check_model_dir",
-    "distill",
-    "DistillConfig",
-    "DistillResult",
-    "agreement",
-    "score_file",
-    "training_set",
-    "TrainingSet",
-    "grouped_split",
-    "SplitWarning",
-    "group_keys",
-    "find_group_key",
-    "item_views",
-]
-
-
-__getattr__, __dir__ = lazy_names(__name__, _LAZY)
+__getattr__, __dir__ = lazy_names(__name__)
 callable_package(__name__, "distill")

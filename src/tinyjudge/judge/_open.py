@@ -147,7 +147,7 @@ def open_judge(
                     param="replay",
                     also=("model", "base_url"),
                 )
-            from .replay import replay_server
+            from ._replay import replay_server
 
             server = stack.enter_context(
                 replay_server(config.replay, config.replay_source, items=items, rubric=rub)

@@ -11,50 +11,25 @@ import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from tinyjudge._faces import lazy_names
 from tinyjudge._http import is_loopback
 
-from ._options import ServerOptions
-from ._rollouts import (
-    Rollout,
-    Scorer,
-    describe_reward,
-    query_to_item,
-    read_item,
-    refuse_blind,
-    reward_labels_for,
-    reward_of,
-    rollout_to_item,
-)
-from ._templates import parse_chat_text
+from ._options import ServerOptions as ServerOptions
+from ._rollouts import Rollout as Rollout
+from ._rollouts import Scorer as Scorer
+from ._rollouts import describe_reward as describe_reward
+from ._rollouts import query_to_item as query_to_item
+from ._rollouts import read_item as read_item
+from ._rollouts import refuse_blind as refuse_blind
+from ._rollouts import reward_labels_for as reward_labels_for
+from ._rollouts import reward_of as reward_of
+from ._rollouts import rollout_to_item as rollout_to_item
+from ._templates import parse_chat_text as parse_chat_text
 
 if TYPE_CHECKING:
-    from ._app import create_app
+    from ._app import create_app as create_app  # FastAPI loads on first use, not with the package
 
-__all__ = [
-    "create_app",
-    "run_server",
-    "ServerOptions",
-    "Scorer",
-    "query_to_item",
-    "rollout_to_item",
-    "Rollout",
-    "refuse_blind",
-    "read_item",
-    "reward_labels_for",
-    "reward_of",
-    "describe_reward",
-    "parse_chat_text",
-]
-
-log = logging.getLogger("tinyjudge.serve")
-
-
-def __getattr__(name: str) -> Any:
-    if name == "create_app":  # FastAPI is imported on first use, not with the package
-        from ._app import create_app
-
-        return create_app
-    raise AttributeError(f"module 'tinyjudge.serve' has no attribute {name!r}")
+_log = logging.getLogger("tinyjudge.serve")
 
 
 def run_server(
@@ -78,7 +53,7 @@ def run_server(
     if changes:
         opts = replace(opts, **changes)
     if not is_loopback(opts.host) and not opts.token:
-        log.warning(
+        _log.warning(
             "serving on %s without a token (--insecure-no-token): anyone who can reach this "
             "address can call the model",
             opts.host,
@@ -91,3 +66,6 @@ def run_server(
         body_timeout_s=opts.body_timeout_s,
         max_connections=opts.max_connections,
     )
+
+
+__getattr__, __dir__ = lazy_names(__name__)

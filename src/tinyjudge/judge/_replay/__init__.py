@@ -6,6 +6,9 @@ the :class:`Request` that returns a :class:`Reply` or a :class:`Fault`);
 runs on a public set's recorded verdicts without a key. Given the items, a
 server recognises the item a prompt shows by its fence nonce (item ids never
 leave the machine). The judge's runner never imports this package.
+
+Private to the judge (``judge._open`` starts a replay server for ``replay=``); the public
+face of these names is :mod:`tinyjudge.testing`, where tests, the demo and users import them.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The replay backend: recorded judgments answered through the same OpenAI-compatible path.
 
-A responder for :class:`~tinyjudge.judge.replay.LocalServer` that answers each
+A responder for :class:`~tinyjudge.testing.LocalServer` that answers each
 request from a recorded label of the item its prompt shows (the server is given
 the items and rubric and recognises each item by its prompt's fence nonce; no
 item id travels over the wire), so the whole judge (prompt, HTTP, parsing, logprobs, cache,
