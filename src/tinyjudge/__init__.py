@@ -5,7 +5,7 @@ The names a notebook needs, one per step of the loop, all in memory::
     import tinyjudge as tj
 
     items = tj.read_items("items.jsonl")               # or tj.run_import("xstest", folder)
-    judged = tj.Judge("compliance", model="gpt-4o").run(items).labels
+    judged = tj.run_judge(items, "compliance", model="gpt-4o").labels
     rm = tj.distill(items, judged).model                # source and rubric read from the labels
     rm = tj.calibrate(rm, cal_items, people, human="human:final")   # rm.source ends "+cal"
     rm.save("runs/rm"); rm = tj.load_model("runs/rm")   # weights + calibration + card
@@ -14,8 +14,9 @@ The names a notebook needs, one per step of the loop, all in memory::
     rates = tj.estimate_rates(judged + people, items, cheap=judged[0].source,
                               human="human:final")
 
-Each stage takes one config (``tj.LinearConfig(C=0.5)``, ``tj.JudgeConfig(...)``,
-``tj.CalibrateConfig(...)``); keyword options are sugar for its fields, and the
+Each stage takes one config (``tj.JudgeConfig(...)``, ``tj.LinearConfig(C=0.5)``,
+``tj.CalibrateConfig(...)``, ``tj.AuditConfig(...)``, ``tj.EstimateConfig(...)``; distill's
+own options are ``tj.DistillConfig``'s fields); keyword options are sugar for its fields, and the
 command line's flags are derived from the same fields. The stages' other names are
 on their packages (``tinyjudge.audit``, ``tinyjudge.calibrate``, ...); test servers
 and fakes are in :mod:`tinyjudge.testing`.
@@ -48,20 +49,24 @@ from tinyjudge.rubric import Rubric as Rubric
 from tinyjudge.rubric import load_rubric as load_rubric
 
 if TYPE_CHECKING:
+    from tinyjudge.audit import AuditConfig as AuditConfig
     from tinyjudge.audit import audit as audit
     from tinyjudge.calibrate import CalibrateConfig as CalibrateConfig
     from tinyjudge.calibrate import calibrate as calibrate
     from tinyjudge.cascade import cascade as cascade
     from tinyjudge.datasets.importers import run_import as run_import
+    from tinyjudge.distill import DistillConfig as DistillConfig
     from tinyjudge.distill import LinearConfig as LinearConfig
     from tinyjudge.distill import ProbeConfig as ProbeConfig
     from tinyjudge.distill import TransformerConfig as TransformerConfig
     from tinyjudge.distill import distill as distill
     from tinyjudge.distill import load_model as load_model
+    from tinyjudge.estimate import EstimateConfig as EstimateConfig
     from tinyjudge.estimate import estimate_rates as estimate_rates
     from tinyjudge.exploit import exploit as exploit
     from tinyjudge.judge import Judge as Judge
     from tinyjudge.judge import JudgeConfig as JudgeConfig
+    from tinyjudge.judge import run_judge as run_judge
 
 __version__ = "0.1.0"
 
