@@ -54,7 +54,7 @@ def option(
     low: float | None = None,
     high: float | None = None,
     default_factory: Any = MISSING,
-    flags: tuple[str, ...] = (),
+    aliases: tuple[str, ...] = (),
 ) -> Any:
     """A config field: its default, its help text and its allowed range.
 
@@ -64,10 +64,10 @@ def option(
         low: the smallest allowed value (numbers; inclusive).
         high: the largest allowed value (numbers; inclusive).
         default_factory: for a mutable default (a list).
-        flags: other flags the command line takes for it besides the derived one (a
-            singular for a repeatable option: ``--rater`` beside ``--raters``).
+        aliases: other names the command line takes it by, as flags derived alike (a
+            singular for a repeatable option: ``rater``, ``--rater`` beside ``--raters``).
     """
-    meta = {"help": help, "low": low, "high": high, "flags": flags}
+    meta = {"help": help, "low": low, "high": high, "aliases": aliases}
     if default_factory is not MISSING:
         return dataclasses.field(default_factory=default_factory, metadata=meta)
     return dataclasses.field(default=default, metadata=meta)

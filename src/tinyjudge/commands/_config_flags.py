@@ -47,7 +47,8 @@ def _parameter(cls: type[Config], name: str, shown: str | None = None) -> inspec
     if f.default_factory is not MISSING:
         default = f.default_factory()
     help_text = field_help(f)
-    decls = [flag_of(shown), *(f.metadata.get("flags", ()) if shown == name else ())]
+    aliases = f.metadata.get("aliases", ()) if shown == name else ()
+    decls = [flag_of(shown), *map(flag_of, aliases)]
     annotation: Any = tp  # ranges are the config's to check: one message for both faces
     choices = choices_of(tp)
     if choices is not None:

@@ -48,5 +48,5 @@ class DistillConfig(Config):
     raters: list[str] = option(
         default_factory=list,
         help="dawid-skene: a human rater source, repeatable (default: human)",
-        flags=("--rater",),
+        aliases=("rater",),
     )

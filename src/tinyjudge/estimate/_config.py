@@ -33,7 +33,7 @@ class EstimateConfig(Config):
     human: str = option(help="the human source, e.g. human:final")
     by: str | None = option(None, "group by this item key, e.g. metadata.answering_model")
     compare: tuple[str, str] | None = option(
-        None, "two groups A B of --by: also the rate of A minus that of B"
+        None, "two groups A B (values of the grouping key): also A's rate minus B's"
     )
     level: float = option(0.9, "coverage of the intervals", low=0.0, high=1.0)
     method: str = option("ppi++", "ppi++ (tuned weight), ppi or stratified")
@@ -41,7 +41,7 @@ class EstimateConfig(Config):
     human_fraction: float | None = option(
         None, "keep this share of the human labels, drawn at random", low=0.0, high=1.0
     )
-    seed: int = option(0, "seed of --human-fraction's draw")
+    seed: int = option(0, "seed of the human share's draw")
     cluster: str | None = option(
         None,
         "item key of dependent items, e.g. metadata.dialogue_id: cluster-robust intervals "
