@@ -135,10 +135,40 @@ LAZY_FACES = [
     "tinyjudge",
     *(f"tinyjudge.{stage}" for stage in ("distill", "calibrate", "exploit", "serve")),
 ]
+# every face is on the one form; these load all their names with the face
+EAGER_FACES = [
+    f"tinyjudge.{face}"
+    for face in (
+        "_model_dir",
+        "audit",
+        "audit.bias",
+        "cascade",
+        "commands",
+        "datasets",
+        "datasets.importers",
+        "distill.hf",
+        "estimate",
+        "hints",
+        "integrations",
+        "judge",
+        "judge._replay",
+        "judge.local",
+        "label",
+        "records",
+        "records._read",
+        "testing",
+    )
+]
+FACES = LAZY_FACES + EAGER_FACES
+# a face's own helpers, imported without the alias on purpose
+OWN_IMPORTS = {
+    "tinyjudge.datasets.importers": ["get_importer"],
+    "tinyjudge.judge.local": ["Judge", "DEFAULT_MODEL"],
+}
 
 
-@pytest.mark.parametrize("face", LAZY_FACES, ids=LAZY_FACES)
-def test_a_lazy_faces_own_public_imports_are_exports(face: str) -> None:
+@pytest.mark.parametrize("face", FACES, ids=FACES)
+def test_a_faces_own_public_imports_are_exports(face: str) -> None:
     # A name imported from the face's own package without ``as`` would load, but be
     # missing from __all__ and, to mypy --strict and pyright, not exported.
     import ast
@@ -157,15 +187,46 @@ def test_a_lazy_faces_own_public_imports_are_exports(face: str) -> None:
         for a in n.names
         if a.asname is None and not a.name.startswith("_")
     ]
-    assert plain == []
+    assert plain == OWN_IMPORTS.get(face, [])
     assert "lazy_names(__name__)" in source
 
 
-@pytest.mark.parametrize("face", LAZY_FACES, ids=LAZY_FACES)
+@pytest.mark.parametrize("face", FACES, ids=FACES)
 def test_star_import_gives_the_public_names(face: str) -> None:
     namespace: dict[str, object] = {}
     exec(f"from {face} import *", namespace)
     assert set(namespace) - {"__builtins__"} == set(importlib.import_module(face).__all__)
+
+
+@pytest.mark.parametrize("face", FACES, ids=FACES)
+def test_dir_of_each_face_is_its_public_names(face: str) -> None:
+    module = importlib.import_module(face)
+    assert {n for n in dir(module) if not n.startswith("_")} == set(module.__all__) - {
+        "__version__"
+    }
+
+
+@pytest.mark.parametrize("face", FACES, ids=FACES)
+def test_only_a_face_with_lazy_names_has_a_module_getattr(face: str) -> None:
+    # A module __getattr__ makes mypy and pyright take any name from the face as Any, so a
+    # face with no lazy names binds only __dir__ (``_, __dir__ = lazy_names(__name__)``)
+    # and a misspelt import from it stays an error.
+    module = importlib.import_module(face)
+    assert ("__getattr__" in vars(module)) == (face in LAZY_FACES)
+
+
+def test_the_records_face_has_the_readers_names_less_its_defaults_table() -> None:
+    import tinyjudge.records as records
+    import tinyjudge.records._read as read
+
+    assert set(read.__all__) - set(records.__all__) == {"DEFAULT_SYSTEM_PROMPTS"}
+
+
+def test_the_model_dir_face_is_its_modules_public_names() -> None:
+    from tinyjudge._model_dir import __all__ as face
+    from tinyjudge._model_dir import _calibration, _change, _record
+
+    assert sorted(face) == sorted(_calibration.__all__ + _change.__all__ + _record.__all__)
 
 
 def test_the_servers_face_loads_fastapi_on_first_use() -> None:

@@ -23,6 +23,11 @@ inside its top-level ``if TYPE_CHECKING:`` are the lazy names and where they liv
 the face: a computed ``__all__`` in the source would make mypy export nothing
 (python/mypy#12582), while the aliases say the same to every static tool.
 
+Every face has this one form, lazy or not. A face with no lazy names binds only the
+``__dir__``, ``_, __dir__ = lazy_names(__name__)``: a module ``__getattr__`` makes mypy
+and pyright read any name taken from the face as ``Any``, so a misspelt import from
+``tinyjudge.records`` would no longer be an error.
+
 A callable package reads as its verb to the tools a notebook user asks for help:
 ``inspect.signature`` (Jupyter's Shift-Tab, IDEs) gets the verb's signature,
 ``help()`` shows the verb's documentation before the package's, and ``dir()`` lists

@@ -25,13 +25,19 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from tinyjudge._faces import lazy_names
+
 # The servers live in the judge (they recognise its prompts by their fence nonce, the
 # judge's own), privately: this module is their one public face.
-from tinyjudge.judge import _replay
-from tinyjudge.judge._replay import *  # noqa: F403  (its __all__ is this face's too)
-
-__all__ = ["tiny_decoder", "TINY_SHAPE", "CHATML"]
-__all__ += _replay.__all__  # the servers and their requests, replies and faults
+from tinyjudge.judge._replay import Fault as Fault
+from tinyjudge.judge._replay import LocalServer as LocalServer
+from tinyjudge.judge._replay import Reply as Reply
+from tinyjudge.judge._replay import Request as Request
+from tinyjudge.judge._replay import Responder as Responder
+from tinyjudge.judge._replay import completion_body as completion_body
+from tinyjudge.judge._replay import load_replay_labels as load_replay_labels
+from tinyjudge.judge._replay import replay_responder as replay_responder
+from tinyjudge.judge._replay import replay_server as replay_server
 
 # ChatML, as Qwen2 writes it, with assistant tool calls shown inline.
 CHATML = (
@@ -122,3 +128,6 @@ def tiny_decoder(
     model_cls(config).save_pretrained(out_dir)
     tok.save_pretrained(out_dir)
     return out_dir
+
+
+_, __dir__ = lazy_names(__name__)

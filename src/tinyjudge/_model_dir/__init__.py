@@ -30,10 +30,33 @@ calibration) and ``distill`` (floor 3, which saves and loads models) both go
 through it.
 """
 
-from . import _calibration, _change, _record
-from ._calibration import *  # noqa: F403
-from ._change import *  # noqa: F403
-from ._record import *  # noqa: F403
+from tinyjudge._faces import lazy_names
 
-# the face is its modules' public names, listed once there
-__all__ = [*_calibration.__all__, *_change.__all__, *_record.__all__]
+from ._calibration import bind_calibration as bind_calibration
+from ._calibration import check_calibration as check_calibration
+from ._calibration import model_identity as model_identity
+from ._calibration import model_rubric as model_rubric
+from ._change import ModelDirUpdate as ModelDirUpdate
+from ._change import save_model_dir as save_model_dir
+from ._change import update_model_dir as update_model_dir
+from ._change import write_calibration as write_calibration
+from ._record import BOUND_BY_ITSELF as BOUND_BY_ITSELF
+from ._record import CALIBRATION_FILE as CALIBRATION_FILE
+from ._record import CARD_FILE as CARD_FILE
+from ._record import FORMAT as FORMAT
+from ._record import FORMAT_VERSION as FORMAT_VERSION
+from ._record import META_FILE as META_FILE
+from ._record import READ_ONLY_VERSION as READ_ONLY_VERSION
+from ._record import ModelFileError as ModelFileError
+from ._record import check as check
+from ._record import check_files as check_files
+from ._record import identity_sha256 as identity_sha256
+from ._record import is_model_dir as is_model_dir
+from ._record import listed_files as listed_files
+from ._record import read_meta as read_meta
+from ._record import read_record as read_record
+from ._record import write_json as write_json
+from ._record import write_meta as write_meta
+from ._record import write_text as write_text
+
+_, __dir__ = lazy_names(__name__)

@@ -7,59 +7,36 @@ is :func:`audit`, whose :class:`AuditReport` gives each comparison as a typed
 
 from __future__ import annotations
 
-from tinyjudge._faces import callable_package
-from tinyjudge.audit._config import AuditConfig
-from tinyjudge.audit._report_data import Confusion, PairRow, with_exploit
-from tinyjudge.audit.agreement import (
-    BootstrapCI,
-    PairedLabels,
-    accuracy,
-    bootstrap_ci,
-    cohen_kappa,
-    confusion_matrix,
-    fleiss_kappa,
-    kendall,
-    krippendorff_alpha,
-    pair_labels,
-    spearman,
-)
-from tinyjudge.audit.bias import (
-    bias_report,
-    injection_flip_rate,
-    position_bias,
-    self_consistency,
-    verbosity_bias,
-)
-from tinyjudge.audit.report import AuditReport, audit, write_report
+from tinyjudge._faces import callable_package, lazy_names
+from tinyjudge.audit._config import AuditConfig as AuditConfig
+from tinyjudge.audit._report_data import Confusion as Confusion
+from tinyjudge.audit._report_data import PairRow as PairRow
+from tinyjudge.audit._report_data import with_exploit as with_exploit
 
-__all__: list[str] = [
-    "AuditConfig",
-    # agreement
-    "accuracy",
-    "cohen_kappa",
-    "fleiss_kappa",
-    "krippendorff_alpha",
-    "spearman",
-    "kendall",
-    "confusion_matrix",
-    "bootstrap_ci",
-    "BootstrapCI",
-    "pair_labels",
-    "PairedLabels",
-    # bias
-    "position_bias",
-    "verbosity_bias",
-    "self_consistency",
-    "injection_flip_rate",
-    "bias_report",
-    # report
-    "audit",
-    "write_report",
-    "AuditReport",
-    "PairRow",
-    "Confusion",
-    "with_exploit",
-]
+# agreement
+from tinyjudge.audit.agreement import BootstrapCI as BootstrapCI
+from tinyjudge.audit.agreement import PairedLabels as PairedLabels
+from tinyjudge.audit.agreement import accuracy as accuracy
+from tinyjudge.audit.agreement import bootstrap_ci as bootstrap_ci
+from tinyjudge.audit.agreement import cohen_kappa as cohen_kappa
+from tinyjudge.audit.agreement import confusion_matrix as confusion_matrix
+from tinyjudge.audit.agreement import fleiss_kappa as fleiss_kappa
+from tinyjudge.audit.agreement import kendall as kendall
+from tinyjudge.audit.agreement import krippendorff_alpha as krippendorff_alpha
+from tinyjudge.audit.agreement import pair_labels as pair_labels
+from tinyjudge.audit.agreement import spearman as spearman
 
+# bias
+from tinyjudge.audit.bias import bias_report as bias_report
+from tinyjudge.audit.bias import injection_flip_rate as injection_flip_rate
+from tinyjudge.audit.bias import position_bias as position_bias
+from tinyjudge.audit.bias import self_consistency as self_consistency
+from tinyjudge.audit.bias import verbosity_bias as verbosity_bias
 
+# report
+from tinyjudge.audit.report import AuditReport as AuditReport
+from tinyjudge.audit.report import audit as audit
+from tinyjudge.audit.report import write_report as write_report
+
+_, __dir__ = lazy_names(__name__)
 callable_package(__name__, "audit")

@@ -13,47 +13,26 @@ what it scores to the judge in the background and reports the agreement.
 
 from __future__ import annotations
 
-from tinyjudge._faces import callable_package
+from tinyjudge._faces import callable_package, lazy_names
 
-from ._audit import AuditSampler, AuditSamplerConfig, audit_sampler
-from ._bound import (
-    MIN_GROUPS,
-    ThresholdChoice,
-    ThresholdStep,
-    choose_threshold,
-    clopper_pearson,
-    fewest_to_pass,
-)
-from ._cluster import (
-    ClusterCount,
-    cluster_count,
-    korn_graubard,
-    korn_graubard_lower,
-    one_per_group,
-)
-from ._result import CascadeConfig, CascadeResult, StageResult
-from ._run import cascade
+from ._audit import AuditSampler as AuditSampler
+from ._audit import AuditSamplerConfig as AuditSamplerConfig
+from ._audit import audit_sampler as audit_sampler
+from ._bound import MIN_GROUPS as MIN_GROUPS
+from ._bound import ThresholdChoice as ThresholdChoice
+from ._bound import ThresholdStep as ThresholdStep
+from ._bound import choose_threshold as choose_threshold
+from ._bound import clopper_pearson as clopper_pearson
+from ._bound import fewest_to_pass as fewest_to_pass
+from ._cluster import ClusterCount as ClusterCount
+from ._cluster import cluster_count as cluster_count
+from ._cluster import korn_graubard as korn_graubard
+from ._cluster import korn_graubard_lower as korn_graubard_lower
+from ._cluster import one_per_group as one_per_group
+from ._result import CascadeConfig as CascadeConfig
+from ._result import CascadeResult as CascadeResult
+from ._result import StageResult as StageResult
+from ._run import cascade as cascade
 
-__all__ = [
-    "cascade",
-    "CascadeConfig",
-    "CascadeResult",
-    "StageResult",
-    "choose_threshold",
-    "ThresholdChoice",
-    "ThresholdStep",
-    "fewest_to_pass",
-    "clopper_pearson",
-    "korn_graubard",
-    "korn_graubard_lower",
-    "cluster_count",
-    "ClusterCount",
-    "one_per_group",
-    "MIN_GROUPS",
-    "AuditSamplerConfig",
-    "AuditSampler",
-    "audit_sampler",
-]
-
-
+_, __dir__ = lazy_names(__name__)
 callable_package(__name__, "cascade")

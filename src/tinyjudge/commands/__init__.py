@@ -6,7 +6,9 @@ path), calls the stage libraries on records in memory, and prints. Nothing
 below this layer prints to the terminal or parses command-line options.
 """
 
-from ._config_flags import flag_of
-from ._io import err
+from tinyjudge._faces import lazy_names
 
-__all__ = ["err", "flag_of"]
+from ._config_flags import flag_of as flag_of
+from ._io import err as err
+
+_, __dir__ = lazy_names(__name__)

@@ -9,46 +9,28 @@ label-level layer joins :class:`~tinyjudge.records.Label` records by item, and
 
 from __future__ import annotations
 
-from ._active import select_for_labelling, stratified_ppi_mean
-from ._config import METHODS, EstimateConfig, Method
-from ._labels import behaviour_value, estimate_rates
-from ._ppi import (
-    Difference,
-    MeanEstimate,
-    clustered_se,
-    difference,
-    ppi_mean,
-    wilson_mean,
-)
-from ._rates import (
-    RateCounts,
-    RateDifference,
-    RateEstimate,
-    compare_rates,
-    estimate_rate,
-)
-from ._report import RateComparison, RateReport, RateRow
+from tinyjudge._faces import lazy_names
 
-__all__ = [
-    "EstimateConfig",
-    "MeanEstimate",
-    "Difference",
-    "RateEstimate",
-    "RateCounts",
-    "RateDifference",
-    "Method",
-    "METHODS",
-    "wilson_mean",
-    "ppi_mean",
-    "clustered_se",
-    "difference",
-    "estimate_rate",
-    "compare_rates",
-    "estimate_rates",
-    "behaviour_value",
-    "RateReport",
-    "RateRow",
-    "RateComparison",
-    "select_for_labelling",
-    "stratified_ppi_mean",
-]
+from ._active import select_for_labelling as select_for_labelling
+from ._active import stratified_ppi_mean as stratified_ppi_mean
+from ._config import METHODS as METHODS
+from ._config import EstimateConfig as EstimateConfig
+from ._config import Method as Method
+from ._labels import behaviour_value as behaviour_value
+from ._labels import estimate_rates as estimate_rates
+from ._ppi import Difference as Difference
+from ._ppi import MeanEstimate as MeanEstimate
+from ._ppi import clustered_se as clustered_se
+from ._ppi import difference as difference
+from ._ppi import ppi_mean as ppi_mean
+from ._ppi import wilson_mean as wilson_mean
+from ._rates import RateCounts as RateCounts
+from ._rates import RateDifference as RateDifference
+from ._rates import RateEstimate as RateEstimate
+from ._rates import compare_rates as compare_rates
+from ._rates import estimate_rate as estimate_rate
+from ._report import RateComparison as RateComparison
+from ._report import RateReport as RateReport
+from ._report import RateRow as RateRow
+
+_, __dir__ = lazy_names(__name__)

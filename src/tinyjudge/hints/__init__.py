@@ -13,24 +13,19 @@ writes a hint: what the agent should have been told at that step. This package
   log-probability difference of the given answer with and without the hint.
 """
 
-from ._config import HintsConfig
-from ._dataset import HintRows, derangement, hint_rows, shuffle_hints, trl_dataset
-from ._effect import HintEffect, hint_effect
-from ._export import HintExport, export_hints
-from ._rows import Refused
-from ._tool_errors import tool_error_hints
+from tinyjudge._faces import lazy_names
 
-__all__ = [
-    "HintsConfig",
-    "HintRows",
-    "Refused",
-    "hint_rows",
-    "trl_dataset",
-    "derangement",
-    "shuffle_hints",
-    "hint_effect",
-    "HintEffect",
-    "HintExport",
-    "export_hints",
-    "tool_error_hints",
-]
+from ._config import HintsConfig as HintsConfig
+from ._dataset import HintRows as HintRows
+from ._dataset import derangement as derangement
+from ._dataset import hint_rows as hint_rows
+from ._dataset import shuffle_hints as shuffle_hints
+from ._dataset import trl_dataset as trl_dataset
+from ._effect import HintEffect as HintEffect
+from ._effect import hint_effect as hint_effect
+from ._export import HintExport as HintExport
+from ._export import export_hints as export_hints
+from ._rows import Refused as Refused
+from ._tool_errors import tool_error_hints as tool_error_hints
+
+_, __dir__ = lazy_names(__name__)

@@ -8,6 +8,7 @@ Both give the reward the server's ``/get_reward`` gives for the same rollout,
 from a model directory loaded in-process or from a running ``tinyjudge serve``.
 """
 
-from tinyjudge.integrations._client import RewardClient
+from tinyjudge._faces import lazy_names
+from tinyjudge.integrations._client import RewardClient as RewardClient
 
-__all__ = ["RewardClient"]
+_, __dir__ = lazy_names(__name__)

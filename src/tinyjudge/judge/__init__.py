@@ -16,45 +16,31 @@ The local servers for tests and the keyless demo are in :mod:`tinyjudge.testing`
 
 from __future__ import annotations
 
-from ._config import JudgeConfig
-from ._like import JudgeLike
-from ._open import PanelJudge, open_judge
-from ._panel import (
-    Panel,
-    PanelJudgment,
-    PanelMember,
-    is_panel_label,
-    load_panel,
-)
-from ._parse import ParseFailure, Verdict, parse_verdict
-from ._prompt import build_messages, item_agents, verdict_schema
-from ._run import run_judge
-from ._runner import EndpointFailing, EndpointRefused, Judge, Judgment, Summary
-from ._window import Windowed, is_tool_error, window_messages
+from tinyjudge._faces import lazy_names
 
-__all__ = [
-    "Judge",
-    "JudgeConfig",
-    "run_judge",
-    "open_judge",
-    "JudgeLike",
-    "PanelJudge",
-    "Judgment",
-    "Summary",
-    "EndpointFailing",
-    "EndpointRefused",
-    "Panel",
-    "PanelJudgment",
-    "PanelMember",
-    "load_panel",
-    "is_panel_label",
-    "window_messages",
-    "Windowed",
-    "is_tool_error",
-    "build_messages",
-    "verdict_schema",
-    "item_agents",
-    "parse_verdict",
-    "Verdict",
-    "ParseFailure",
-]
+from ._config import JudgeConfig as JudgeConfig
+from ._like import JudgeLike as JudgeLike
+from ._open import PanelJudge as PanelJudge
+from ._open import open_judge as open_judge
+from ._panel import Panel as Panel
+from ._panel import PanelJudgment as PanelJudgment
+from ._panel import PanelMember as PanelMember
+from ._panel import is_panel_label as is_panel_label
+from ._panel import load_panel as load_panel
+from ._parse import ParseFailure as ParseFailure
+from ._parse import Verdict as Verdict
+from ._parse import parse_verdict as parse_verdict
+from ._prompt import build_messages as build_messages
+from ._prompt import item_agents as item_agents
+from ._prompt import verdict_schema as verdict_schema
+from ._run import run_judge as run_judge
+from ._runner import EndpointFailing as EndpointFailing
+from ._runner import EndpointRefused as EndpointRefused
+from ._runner import Judge as Judge
+from ._runner import Judgment as Judgment
+from ._runner import Summary as Summary
+from ._window import Windowed as Windowed
+from ._window import is_tool_error as is_tool_error
+from ._window import window_messages as window_messages
+
+_, __dir__ = lazy_names(__name__)

@@ -10,15 +10,12 @@ FastAPI, uvicorn and Jinja2 load only when the app is built, not on import.
 
 from __future__ import annotations
 
-from tinyjudge.label._session import LabelSession, open_session
-from tinyjudge.label.app import check_token, create_app, serve
-from tinyjudge.label.store import LabelStore
+from tinyjudge._faces import lazy_names
+from tinyjudge.label._session import LabelSession as LabelSession
+from tinyjudge.label._session import open_session as open_session
+from tinyjudge.label.app import check_token as check_token
+from tinyjudge.label.app import create_app as create_app
+from tinyjudge.label.app import serve as serve
+from tinyjudge.label.store import LabelStore as LabelStore
 
-__all__ = [
-    "LabelSession",
-    "LabelStore",
-    "check_token",
-    "create_app",
-    "open_session",
-    "serve",
-]
+_, __dir__ = lazy_names(__name__)

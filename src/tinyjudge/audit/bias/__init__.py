@@ -9,24 +9,17 @@ id to its cluster.
 
 from __future__ import annotations
 
-from ._consistency import SelfConsistency, samples_from_labels, self_consistency
-from ._injection import (
-    InjectionFlips,
-    injection_flip_rate,
-)
-from ._position import PositionBias, position_bias
-from ._report import bias_report
-from ._verbosity import VerbosityBias, verbosity_bias
+from tinyjudge._faces import lazy_names
 
-__all__ = [
-    "PositionBias",
-    "VerbosityBias",
-    "SelfConsistency",
-    "InjectionFlips",
-    "position_bias",
-    "verbosity_bias",
-    "self_consistency",
-    "samples_from_labels",
-    "injection_flip_rate",
-    "bias_report",
-]
+from ._consistency import SelfConsistency as SelfConsistency
+from ._consistency import samples_from_labels as samples_from_labels
+from ._consistency import self_consistency as self_consistency
+from ._injection import InjectionFlips as InjectionFlips
+from ._injection import injection_flip_rate as injection_flip_rate
+from ._position import PositionBias as PositionBias
+from ._position import position_bias as position_bias
+from ._report import bias_report as bias_report
+from ._verbosity import VerbosityBias as VerbosityBias
+from ._verbosity import verbosity_bias as verbosity_bias
+
+_, __dir__ = lazy_names(__name__)

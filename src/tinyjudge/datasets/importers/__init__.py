@@ -1,62 +1,25 @@
 """Importers: a user's own chat transcripts and label sheets, and public labelled sets.
 
 :func:`import_chat` and :func:`import_labels` read a user's files. The public
-sets are one explicit dict, ``NAME -> function(src, ...) -> Imported``; add a new
-set by adding an entry.
+sets are one explicit dict, ``NAME -> function(src, ...) -> Imported`` (``_registry``);
+add a new set by adding an entry.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
-from tinyjudge.errors import DataError, UsageError
+from tinyjudge._faces import lazy_names
+from tinyjudge.errors import DataError
 
-from ._common import Imported
-from .chat import ChatImport, import_chat
-from .in3 import import_in3
-from .label_sheet import LabelImport, import_labels
-from .llmbar import import_llmbar
-from .pandalm import import_pandalm
-from .sycon import import_sycon
-from .tau_bench import import_tau_bench
-from .who_and_when import import_who_and_when
-from .xstest import import_xstest
-
-__all__ = [
-    "ChatImport",
-    "LabelImport",
-    "import_chat",
-    "import_labels",
-    "IMPORTERS",
-    "Imported",
-    "ImportStopped",
-    "run_import",
-]
-
-Importer = Callable[..., Imported]
-
-IMPORTERS: dict[str, tuple[Importer, str]] = {
-    # name: (importer, the rubric its labels use)
-    "xstest": (import_xstest, "compliance"),
-    "in3": (import_in3, "clarification"),
-    "llmbar": (import_llmbar, "instruction_following"),
-    "pandalm": (import_pandalm, "instruction_following"),
-    "sycon": (import_sycon, "pushback_under_pressure"),
-    "who_and_when": (import_who_and_when, "failure_step"),
-    "tau_bench": (import_tau_bench, "task_success"),
-}
-
-
-def get_importer(name: str) -> tuple[Importer, str]:
-    """The importer registered under ``name`` and its rubric's name."""
-    try:
-        return IMPORTERS[name]
-    except KeyError:
-        raise UsageError(
-            f"unknown dataset {name!r}; importers exist for {sorted(IMPORTERS)}"
-        ) from None
+from ._common import Imported as Imported
+from ._registry import IMPORTERS as IMPORTERS
+from ._registry import get_importer
+from .chat import ChatImport as ChatImport
+from .chat import import_chat as import_chat
+from .label_sheet import LabelImport as LabelImport
+from .label_sheet import import_labels as import_labels
 
 
 class ImportStopped(DataError):
@@ -97,3 +60,6 @@ def run_import(name: str, src: str | os.PathLike[str], skip_bad: bool = False) -
     if result.bad and not skip_bad:
         raise ImportStopped(result.bad[0], result.before_first_bad())
     return result
+
+
+_, __dir__ = lazy_names(__name__)

@@ -15,68 +15,46 @@
 
 from __future__ import annotations
 
-from ._backbone import (
-    MINILM,
-    PAD_TOKEN,
-    check_vocab,
-    ensure_pad,
-    load_classifier,
-    resolve_encoder,
-)
-from ._codec import ChatCodec, Codec, Encoded, PairCodec, budget, codec_for, is_decoder
-from ._device import (
-    BF16_MIN_SPEEDUP,
-    DEVICES,
-    Device,
-    bf16_default,
-    bf16_fast,
-    bf16_speedup,
-    resolve_device,
-)
-from ._guard import SAFE_LOAD, check_hf_dir, hf_call
-from ._lora import ADAPTER_CONFIG, default_targets, head_modules, load_lora, with_lora
-from ._losses import bradley_terry, feeds, soft_ce
-from ._parallel import is_main_process, rank, wait_for_everyone, world_size
-from ._trainer import Task, TrainPlan, TrainReport, train
+from tinyjudge._faces import lazy_names
 
-__all__ = [
-    "Codec",
-    "PairCodec",
-    "ChatCodec",
-    "Encoded",
-    "budget",
-    "codec_for",
-    "is_decoder",
-    "MINILM",
-    "PAD_TOKEN",
-    "resolve_encoder",
-    "load_classifier",
-    "ensure_pad",
-    "check_vocab",
-    "SAFE_LOAD",
-    "check_hf_dir",
-    "hf_call",
-    "Device",
-    "DEVICES",
-    "BF16_MIN_SPEEDUP",
-    "bf16_speedup",
-    "bf16_fast",
-    "bf16_default",
-    "resolve_device",
-    "ADAPTER_CONFIG",
-    "head_modules",
-    "default_targets",
-    "with_lora",
-    "load_lora",
-    "rank",
-    "world_size",
-    "is_main_process",
-    "wait_for_everyone",
-    "soft_ce",
-    "bradley_terry",
-    "feeds",
-    "TrainPlan",
-    "Task",
-    "TrainReport",
-    "train",
-]
+from ._backbone import MINILM as MINILM
+from ._backbone import PAD_TOKEN as PAD_TOKEN
+from ._backbone import check_vocab as check_vocab
+from ._backbone import ensure_pad as ensure_pad
+from ._backbone import load_classifier as load_classifier
+from ._backbone import resolve_encoder as resolve_encoder
+from ._codec import ChatCodec as ChatCodec
+from ._codec import Codec as Codec
+from ._codec import Encoded as Encoded
+from ._codec import PairCodec as PairCodec
+from ._codec import budget as budget
+from ._codec import codec_for as codec_for
+from ._codec import is_decoder as is_decoder
+from ._device import BF16_MIN_SPEEDUP as BF16_MIN_SPEEDUP
+from ._device import DEVICES as DEVICES
+from ._device import Device as Device
+from ._device import bf16_default as bf16_default
+from ._device import bf16_fast as bf16_fast
+from ._device import bf16_speedup as bf16_speedup
+from ._device import resolve_device as resolve_device
+from ._guard import SAFE_LOAD as SAFE_LOAD
+from ._guard import check_hf_dir as check_hf_dir
+from ._guard import hf_call as hf_call
+from ._lora import ADAPTER_CONFIG as ADAPTER_CONFIG
+from ._lora import default_targets as default_targets
+from ._lora import head_modules as head_modules
+from ._lora import load_lora as load_lora
+from ._lora import with_lora as with_lora
+from ._losses import bradley_terry as bradley_terry
+from ._losses import feeds as feeds
+from ._losses import soft_ce as soft_ce
+from ._parallel import is_main_process as is_main_process
+from ._parallel import rank as rank
+from ._parallel import wait_for_everyone as wait_for_everyone
+from ._parallel import world_size as world_size
+from ._trainer import Task as Task
+from ._trainer import TrainPlan as TrainPlan
+from ._trainer import TrainReport as TrainReport
+from ._trainer import train as train
+
+_, __dir__ = lazy_names(__name__)

@@ -13,19 +13,16 @@ face of these names is :mod:`tinyjudge.testing`, where tests, the demo and users
 
 from __future__ import annotations
 
-from ._calls import Fault, Reply, Request, Responder
-from ._completion import completion_body
-from ._replay import load_replay_labels, replay_responder, replay_server
-from .server import LocalServer
+from tinyjudge._faces import lazy_names
 
-__all__ = [
-    "LocalServer",
-    "Request",
-    "Reply",
-    "Fault",
-    "Responder",
-    "completion_body",
-    "load_replay_labels",
-    "replay_responder",
-    "replay_server",
-]
+from ._calls import Fault as Fault
+from ._calls import Reply as Reply
+from ._calls import Request as Request
+from ._calls import Responder as Responder
+from ._completion import completion_body as completion_body
+from ._replay import load_replay_labels as load_replay_labels
+from ._replay import replay_responder as replay_responder
+from ._replay import replay_server as replay_server
+from .server import LocalServer as LocalServer
+
+_, __dir__ = lazy_names(__name__)

@@ -16,21 +16,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from tinyjudge._faces import lazy_names
 from tinyjudge.rubric import Rubric
 
-from .._config import LOCAL_DEFAULTS
+from .._config import LOCAL_DEFAULTS as LOCAL_DEFAULTS
 from .._runner import Judge
-from ._model import DEFAULT_MODEL, default_gguf
-from ._server import LlamaServer
-
-__all__ = [
-    "local_judge",
-    "LocalJudge",
-    "LlamaServer",
-    "LOCAL_DEFAULTS",
-    "default_gguf",
-    "model_name",
-]
+from ._model import DEFAULT_MODEL
+from ._model import default_gguf as default_gguf
+from ._server import LlamaServer as LlamaServer
 
 
 def model_name(gguf: str | os.PathLike[str] | None) -> str:
@@ -80,3 +73,6 @@ def local_judge(
     server = LlamaServer(path, threads=threads, n_ctx=n_ctx, model=name)
     with server:
         yield LocalJudge(rubric, name, server=server, **{**LOCAL_DEFAULTS, **judge_options})
+
+
+_, __dir__ = lazy_names(__name__)
