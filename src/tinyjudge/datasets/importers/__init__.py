@@ -1,8 +1,9 @@
 """Importers: a user's own chat transcripts and label sheets, and public labelled sets.
 
-:func:`import_chat` and :func:`import_labels` read a user's files. The public
-sets are one explicit dict, ``NAME -> function(src, ...) -> Imported`` (``_registry``);
-add a new set by adding an entry.
+:func:`import_chat` and :func:`import_labels` read a user's files; each public set
+has its function (:func:`import_xstest`, ...), and they are one explicit dict,
+``NAME -> function(src, ...) -> Imported`` (``_registry``): add a new set by adding an
+entry (and its function here).
 """
 
 from __future__ import annotations
@@ -18,8 +19,15 @@ from ._registry import IMPORTERS as IMPORTERS
 from ._registry import get_importer
 from .chat import ChatImport as ChatImport
 from .chat import import_chat as import_chat
+from .in3 import import_in3 as import_in3
 from .label_sheet import LabelImport as LabelImport
 from .label_sheet import import_labels as import_labels
+from .llmbar import import_llmbar as import_llmbar
+from .pandalm import import_pandalm as import_pandalm
+from .sycon import import_sycon as import_sycon
+from .tau_bench import import_tau_bench as import_tau_bench
+from .who_and_when import import_who_and_when as import_who_and_when
+from .xstest import import_xstest as import_xstest
 
 
 class ImportStopped(DataError):
