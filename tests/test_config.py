@@ -114,6 +114,35 @@ def test_a_derived_field_reads_as_its_flag_in_messages() -> None:
     assert in_flags(error).startswith("--n-boot must be")
 
 
+@dataclass
+class Needs(Config):
+    """A config with a required field and a field taken by a second name."""
+
+    source: str = option(help="the source read")
+    raters: list[str] = option(default_factory=list, help="raters", aliases=("rater",))
+
+
+def test_a_field_without_a_default_is_required_in_the_library_and_on_the_command_line() -> None:
+    with pytest.raises(UsageError, match="^Needs needs source$") as caught:
+        Needs.from_options(None, raters=["a"])
+    assert caught.value.param == "source"
+    assert Needs.from_options(None, source="s").raters == []
+
+    app = typer.Typer()
+
+    @app.command()
+    @config_flags(Needs)
+    def run(*, config: Needs) -> None:
+        typer.echo(f"{config.source} {config.raters}")
+
+    runner = CliRunner()
+    missing = runner.invoke(app, [])
+    assert missing.exit_code == 2 and "--source" in missing.output
+    both = runner.invoke(app, ["--source", "s", "--raters", "a", "--rater", "b"])
+    assert both.exit_code == 0, both.output
+    assert both.output.strip() == "s ['a', 'b']"
+
+
 def test_an_interval_prints_itself() -> None:
     k = Interval(0.71842, 0.54811, 0.86523)
     assert str(k) == "0.718 [0.548, 0.865]"

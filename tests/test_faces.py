@@ -133,21 +133,22 @@ def test_read_face(source: str) -> None:
 
 LAZY_FACES = [
     "tinyjudge",
-    *(f"tinyjudge.{stage}" for stage in ("distill", "calibrate", "exploit", "serve")),
+    *(
+        f"tinyjudge.{stage}"
+        for stage in ("audit", "calibrate", "distill", "estimate", "exploit", "serve")
+    ),
 ]
 # every face is on the one form; these load all their names with the face
 EAGER_FACES = [
     f"tinyjudge.{face}"
     for face in (
         "_model_dir",
-        "audit",
         "audit.bias",
         "cascade",
         "commands",
         "datasets",
         "datasets.importers",
         "distill.hf",
-        "estimate",
         "hints",
         "integrations",
         "judge",

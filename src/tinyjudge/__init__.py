@@ -15,11 +15,10 @@ The names a notebook needs, one per step of the loop, all in memory::
                               human="human:final")
 
 Each stage takes one config (``tj.JudgeConfig(...)``, ``tj.LinearConfig(C=0.5)``,
-``tj.CalibrateConfig(...)``, ``tj.AuditConfig(...)``, ``tj.EstimateConfig(...)``; distill's
-own options are ``tj.DistillConfig``'s fields); keyword options are sugar for its fields, and the
-command line's flags are derived from the same fields. The stages' other names are
-on their packages (``tinyjudge.audit``, ``tinyjudge.calibrate``, ...); test servers
-and fakes are in :mod:`tinyjudge.testing`.
+``tj.CalibrateConfig(...)``, ``tj.AuditConfig(...)``, ``tj.EstimateConfig(...)``); keyword
+options are sugar for its fields, and the command line's flags are derived from the same
+fields. The stages' other names are on their packages (``tinyjudge.audit``,
+``tinyjudge.calibrate``, ...); test servers and fakes are in :mod:`tinyjudge.testing`.
 
 Importing this package is cheap: the records, errors, rubrics and JSONL readers
 load at once; the names that need scikit-learn, torch, transformers or openai load
@@ -55,7 +54,6 @@ if TYPE_CHECKING:
     from tinyjudge.calibrate import calibrate as calibrate
     from tinyjudge.cascade import cascade as cascade
     from tinyjudge.datasets.importers import run_import as run_import
-    from tinyjudge.distill import DistillConfig as DistillConfig
     from tinyjudge.distill import LinearConfig as LinearConfig
     from tinyjudge.distill import ProbeConfig as ProbeConfig
     from tinyjudge.distill import TransformerConfig as TransformerConfig

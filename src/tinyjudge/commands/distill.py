@@ -74,7 +74,7 @@ def command(
     from tinyjudge.exploit import Hardened
 
     # before any file is read: C=-1 is one line, not a traceback later
-    tier, source, human = config.tier, config.source, config.human
+    tier, source, human = config.tier or DEFAULT_TIER, config.source, config.human
     tier_opts = tier_options(tier, options, param)
     main = is_main_process()
     if main and not quiet:

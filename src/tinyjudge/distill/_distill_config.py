@@ -31,7 +31,9 @@ class DistillConfig(Config):
     source: str | None = option(
         None, "the teacher, e.g. judge:gpt-4 (default: the labels' one source)"
     )
-    tier: str = option(DEFAULT_TIER, _TIERS_HELP)
+    tier: str | None = option(
+        None, f"{_TIERS_HELP} (default: the tier config's, else {DEFAULT_TIER})"
+    )
     group_by: str | None = option(
         None, "kept on one side of the split: an item key, e.g. metadata.prompt_id"
     )

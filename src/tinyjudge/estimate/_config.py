@@ -3,6 +3,7 @@ from it when the CLI starts."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -37,9 +38,9 @@ class EstimateConfig(Config):
     )
     level: float = option(0.9, "coverage of the intervals", low=0.0, high=1.0)
     method: str = option("ppi++", "ppi++ (tuned weight), ppi or stratified")
-    n_strata: int = option(5, "bins of the stratified design", low=1, high=100)
+    n_strata: int = option(5, "bins of the stratified design", low=1)
     human_fraction: float | None = option(
-        None, "keep this share of the human labels, drawn at random", low=0.0, high=1.0
+        None, "keep this share of the human labels, drawn at random (0 < share <= 1)"
     )
     seed: int = option(0, "seed of the human share's draw")
     cluster: str | None = option(
@@ -54,6 +55,11 @@ class EstimateConfig(Config):
             raise UsageError(
                 f"unknown method {self.method!r} (method: choose one of {list(METHODS)})",
                 param="method",
+            )
+        share = self.human_fraction
+        if share is not None and not (math.isfinite(share) and 0.0 < share <= 1.0):
+            raise UsageError(
+                f"human_fraction must be in (0, 1], got {share}", param="human_fraction"
             )
         if self.compare is not None:
             self.compare = (str(self.compare[0]), str(self.compare[1]))

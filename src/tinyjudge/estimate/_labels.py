@@ -139,10 +139,6 @@ def estimate_rates(
             raise UsageError(f"{what} {key!r} needs the items: pass items", param="items")
     if compare is not None and by is None:
         raise UsageError("comparing two groups needs a grouping key: pass by", param="by")
-    if human_fraction is not None and not 0.0 < human_fraction <= 1.0:
-        raise UsageError(
-            f"human_fraction must be in (0, 1], got {human_fraction}", param="human_fraction"
-        )
     index = {it.id: it for it in items} if items is not None else None
     counts = dict.fromkeys(
         ["items", "human", "unscored_cheap", "unscored_human", "human_without_cheap"], 0

@@ -35,8 +35,6 @@ from ._ppi import (
 )
 
 __all__ = [
-    "Method",
-    "METHODS",
     "RateCounts",
     "RateEstimate",
     "RateDifference",
