@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tinyjudge._stats import check_n_boot
-from tinyjudge.calibrate import METHODS as CALIBRATION_METHODS
+from tinyjudge.calibrate import check_calibration_method
 from tinyjudge.config import Config, option
-from tinyjudge.errors import UsageError
 
 __all__ = ["AuditConfig"]
 
@@ -44,9 +43,4 @@ class AuditConfig(Config):
         if self.order is not None:
             scale = [s.strip() for entry in self.order for s in entry.split(",") if s.strip()]
             self.order = scale or None
-        if self.calibration_method not in CALIBRATION_METHODS:
-            raise UsageError(
-                f"unknown calibration method {self.calibration_method!r} (calibration_method: "
-                f"choose one of {list(CALIBRATION_METHODS)})",
-                param="calibration_method",
-            )
+        check_calibration_method(self.calibration_method, "calibration_method")

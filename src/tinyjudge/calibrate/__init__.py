@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 
 from tinyjudge._faces import callable_package, lazy_names
 
-from ._config import METHODS as METHODS
 from ._config import CalibrateConfig as CalibrateConfig
+from ._config import check_calibration_method as check_calibration_method
 
 if TYPE_CHECKING:
     from ._calibrators import CALIBRATORS as CALIBRATORS

@@ -9,7 +9,7 @@ from typing import Literal
 from tinyjudge.config import Config, option
 from tinyjudge.errors import UsageError
 
-__all__ = ["CalibrateConfig", "METHODS"]
+__all__ = ["CalibrateConfig", "METHODS", "check_calibration_method"]
 
 # the calibrators' names (their classes are in _calibrators, which loads scipy)
 METHODS = ("temperature", "vector", "platt", "isotonic")
@@ -41,10 +41,18 @@ class CalibrateConfig(Config):
     )
 
     def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise UsageError(
-                f"unknown calibration method {self.method!r} (method: choose one of "
-                f"{sorted(METHODS)})",
-                param="method",
-            )
+        check_calibration_method(self.method)
         super().__post_init__()
+
+
+def check_calibration_method(method: str, param: str = "method") -> None:
+    """``method`` is a calibrator's name; the error names ``param`` (a config's field).
+
+    Raises:
+        UsageError: an unknown method, the allowed ones listed.
+    """
+    if method not in METHODS:
+        raise UsageError(
+            f"unknown calibration method {method!r} ({param}: choose one of {sorted(METHODS)})",
+            param=param,
+        )

@@ -61,5 +61,3 @@ class EstimateConfig(Config):
             raise UsageError(
                 f"human_fraction must be in (0, 1], got {share}", param="human_fraction"
             )
-        if self.compare is not None:
-            self.compare = (str(self.compare[0]), str(self.compare[1]))
